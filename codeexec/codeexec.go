@@ -39,13 +39,19 @@ const (
 	DefaultMaxOutputFileBytes = 32 << 20
 	// DefaultMaxOutputTotalBytes bounds the bytes of all output files of a run.
 	DefaultMaxOutputTotalBytes = 128 << 20
+	// DefaultWaitDelay is how long, after the script's process exits or is
+	// killed, a host executor waits for its output pipes to close before
+	// closing them itself (a descendant that left the process group may
+	// hold them). See WithWaitDelay.
+	DefaultWaitDelay = 500 * time.Millisecond
 )
 
 // Sentinel errors returned (wrapped) by executors.
 var (
 	// ErrInvalidRequest: the request itself is malformed (a file path that
 	// escapes the skill root, a script that is not among the files, a nil
-	// request).
+	// request), or an option the executor was built with is invalid (the
+	// constructors do not fail; Execute reports it).
 	ErrInvalidRequest = errors.New("codeexec: invalid request")
 	// ErrUnsupportedScript: no interpreter is configured for the script's
 	// extension or the requested language.
@@ -89,6 +95,10 @@ type File struct {
 
 // OmittedFile is an output file the run wrote that the Result leaves out,
 // with the reason (a limit, a symlink, an unreadable entry).
+//
+// Result.Omitted lists at most a thousand entries; when a run leaves out
+// more, one last entry with an empty Path counts the rest in its Reason and
+// sums their Size.
 type OmittedFile struct {
 	Path   string
 	Size   int64
@@ -106,6 +116,8 @@ type OutputLimits struct {
 // Request is one script run.
 type Request struct {
 	// Files is the skill folder to stage, byte for byte (binary included).
+	// Local and Sandbox stage Data as is: a file declaring EncodingBase64
+	// is an invalid request (decode it first).
 	Files []File
 	// Script is the entry point, relative to the skill root ("scripts/x.py");
 	// it must be one of Files.

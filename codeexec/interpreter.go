@@ -65,7 +65,7 @@ func (t Interpreters) ForScript(script string) (Interpreter, error) {
 			return in, nil
 		}
 	}
-	return Interpreter{}, fmt.Errorf("%w: no interpreter for %q (supported: %s)", ErrUnsupportedScript, script, strings.Join(t.extensions(), ", "))
+	return Interpreter{}, fmt.Errorf("%w: no interpreter for %q (supported: %s)", ErrUnsupportedScript, script, strings.Join(t.Extensions(), ", "))
 }
 
 // ForLanguage returns the interpreter named lang, or an error wrapping
@@ -88,8 +88,8 @@ func (t Interpreters) Languages() []string {
 	return out
 }
 
-// extensions lists every extension the table runs, in table order.
-func (t Interpreters) extensions() []string {
+// Extensions lists every extension the table runs, in table order.
+func (t Interpreters) Extensions() []string {
 	var out []string
 	for _, in := range t {
 		out = append(out, in.Extensions...)

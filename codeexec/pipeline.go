@@ -1,0 +1,374 @@
+package codeexec
+
+// The run pipeline shared by every host executor (Local and Sandbox).
+//
+// One Execute is always the same sequence; only step 5 differs between
+// executors, and it is the only thing a launcher provides:
+//
+//  1. validate the request (paths, script among Files, env, limits) and the
+//     executor's configuration                      -> ErrInvalidRequest
+//  2. choose the interpreter (req.Interpreter, else the table by extension)
+//                                                   -> ErrUnsupportedScript
+//  3. create a fresh private workspace and stage the files into it
+//                                                   -> ErrWorkspace
+//     (removed by a defer on every path: success, failure, timeout,
+//     cancellation, staging error)
+//  4. build the child's environment from the allowlist and resolve the
+//     interpreter with resolveInterpreter against the child's PATH
+//                                                   -> ErrStart
+//  5. launcher.prepare(ws), then launcher.command(ctx, plan)  <- THE SEAM
+//  6. the pipeline wires the *exec.Cmd: Stdin, Stdout/Stderr (streaming
+//     cappers), its own process group, Cancel (SIGKILL the group),
+//     WaitDelay; then Start (failure -> ErrStart), wait, kill the group
+//     again as soon as the leader exits, snapshot-diff the skill root and
+//     collect output files through os.Root.
+//
+// # The seam
+//
+// A launcher turns a plan into an unstarted *exec.Cmd, created with
+// exec.CommandContext(ctx, ...) so the run's deadline reaches it (a command
+// without it is refused with ErrStart). It must NOT set
+// Stdin, Stdout, Stderr, Cancel, WaitDelay or SysProcAttr.PidFD (the
+// pipeline owns them and overwrites them), and must not start the command.
+// It may set Path, Args, Env, Dir and SysProcAttr; the pipeline merges into
+// the SysProcAttr it returns (it sets Setpgid and Pgid=0, keeping e.g.
+// Credential), so a launcher must not set Setsid, Setctty or Foreground on
+// the returned command (the group kill depends on the child leading its own
+// process group).
+//
+//	type launcher interface {
+//		prepare(ws *workspace) error
+//		command(ctx context.Context, p *plan) (*exec.Cmd, error)
+//	}
+//
+// prepare runs after staging, before the pre-run snapshot and before
+// command: chown the workspace for an unprivileged uid, write a seccomp
+// profile, and so on. An error from prepare is returned wrapped in
+// ErrWorkspace unless it already wraps one of the package sentinels (a
+// sandbox that cannot isolate returns ErrSandboxUnavailable and the run does
+// not happen).
+//
+// command receives the plan: host paths of the workspace (p.ws.root,
+// p.ws.skill, p.ws.home, p.ws.tmp), the resolved argv (p.argv[0] is the
+// absolute host path of the interpreter, then the rest of Interpreter.Command,
+// then the script path relative to the skill root, then req.Args), and the
+// environment (p.env) built with the host paths. A launcher that shows the
+// workspace to the child at other paths rebuilds the environment with
+// p.envAt(dirs{skill: ..., home: ..., tmp: ...}) and sets the child's cwd to
+// its view of the skill root; argv needs no rewriting because the script path
+// is relative to the cwd. The Local launcher is the identity:
+// exec.CommandContext(ctx, p.argv[0], p.argv[1:]...) with Dir = p.ws.skill
+// and Env = p.env.
+//
+// Process-tree kill: the pipeline kills the child's process group
+// (kill(-pgid, SIGKILL)) when the context is done, as soon as the group
+// leader exits (observed with waitid(WNOWAIT) on its pidfd, without reaping
+// it) and once more after Wait, so background children die with the run
+// and do not hold its pipes until WaitDelay. A process
+// that leaves the group (setsid, setpgid) escapes that kill; WaitDelay then
+// stops it from holding the call open through an inherited pipe, but it
+// survives. A launcher that can do better (a PID namespace whose init is the
+// leader: bwrap --unshare-pid --die-with-parent) gets it for free, because
+// the pipeline kills the leader.
+//
+// A shared behaviour suite for executors lives in conformance_test.go:
+// runConformance(t, newExecutor) runs every case an executor must pass.
+//
+// # Sharing configuration
+//
+// Every host executor holds a config (interpreter table, workspace parent,
+// environment additions, WaitDelay), set by the shared options (type
+// Option: WithInterpreters, WithWorkspaceDir, WithEnv, WithPassEnv,
+// WithWaitDelay). Option implements LocalOption through applyLocal; a
+// SandboxOption interface with an applySandbox method lets the same
+// functions configure NewSandbox. An executor runs a request with
+//
+//	execute(ctx, &cfg, launcher, req)
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// launcher is the seam between the shared pipeline and an executor: it
+// decides only how the child is started. See the comment at the top of this
+// file for the contract.
+type launcher interface {
+	// prepare adapts the staged workspace to the launcher (ownership,
+	// profiles). It runs once per Execute, after staging.
+	prepare(ws *workspace) error
+	// command returns the unstarted command that runs p.
+	command(ctx context.Context, p *plan) (*exec.Cmd, error)
+}
+
+// workspace is one run's private directory tree on the host. root is
+// created 0700 by os.MkdirTemp under the executor's workspace directory; the
+// three children are created inside it.
+type workspace struct {
+	root  string // the private directory (0700), removed after the run
+	skill string // root/skill: the staged skill folder; the child's cwd
+	home  string // root/home: the child's HOME
+	tmp   string // root/tmp: the child's TMPDIR
+}
+
+// dirs are the paths the child sees for the skill root, HOME and TMPDIR.
+type dirs struct {
+	skill, home, tmp string
+}
+
+// plan is everything a launcher needs to build the command.
+type plan struct {
+	ws *workspace
+	// argv is the resolved command line: argv[0] is the absolute host path
+	// of the interpreter, then the rest of Interpreter.Command, the script
+	// path relative to the skill root ("scripts/x.py"), then req.Args.
+	argv []string
+	// script is the script path relative to the skill root.
+	script string
+	// env is the child's environment ("K=V", sorted), built with the host
+	// paths of the workspace: envAt(dirs{ws.skill, ws.home, ws.tmp}).
+	env []string
+	// layers are the environment additions above the allowlist, lowest
+	// precedence first (host pass-through, WithEnv, req.Env).
+	layers []map[string]string
+	// hostPATH is the PATH the allowlist starts from.
+	hostPATH string
+}
+
+// envAt returns the child's environment as seen with the workspace at d:
+// the allowlist (see buildEnv) with the layers on top.
+func (p *plan) envAt(d dirs) []string {
+	return buildEnv(d, p.hostPATH, p.layers...)
+}
+
+// execute runs req through the shared pipeline with l starting the child.
+func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Result, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := validateRequest(req); err != nil {
+		return nil, err
+	}
+	in, err := cfg.interpreterFor(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	ws, err := newWorkspace(cfg.workspaceParent())
+	if err != nil {
+		return nil, err
+	}
+	defer ws.remove()
+	if err := ws.stage(req); err != nil {
+		return nil, err
+	}
+	if err := l.prepare(ws); err != nil {
+		if !isSentinel(err) {
+			err = fmt.Errorf("%w: prepare: %w", ErrWorkspace, err)
+		}
+		return nil, err
+	}
+	snap := snapshotOf(req)
+
+	p := &plan{ws: ws, script: req.Script, hostPATH: os.Getenv("PATH")}
+	p.layers = append(p.layers, cfg.passed(), cfg.env, req.Env)
+	p.env = p.envAt(dirs{skill: ws.skill, home: ws.home, tmp: ws.tmp})
+	prefix, err := resolveInterpreter(in.Command, p.env, ws.skill)
+	if err != nil {
+		return nil, err
+	}
+	p.argv = append(append(append(prefix, in.Command[1:]...), req.Script), req.Args...)
+
+	timeout := req.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd, err := l.command(runCtx, p)
+	if err != nil {
+		if !isSentinel(err) {
+			err = fmt.Errorf("%w: %w", ErrStart, err)
+		}
+		return nil, err
+	}
+
+	if cmd.Cancel == nil {
+		return nil, fmt.Errorf("%w: launcher did not use exec.CommandContext", ErrStart)
+	}
+	res, err := run(cmd, req, cfg.waitDelayOrDefault())
+	if err != nil {
+		return nil, err
+	}
+	res.Files, res.Omitted = collect(ws.skill, snap, req.Limits)
+	return res, nil
+}
+
+// run wires cmd (stdio, process group, cancellation), runs it to the end and
+// kills whatever is left of its process group.
+func run(cmd *exec.Cmd, req *Request, waitDelay time.Duration) (*Result, error) {
+	maxChars := req.MaxOutputChars
+	if maxChars <= 0 {
+		maxChars = DefaultMaxOutputChars
+	}
+	stdout, stderr := newCapture(maxChars), newCapture(maxChars)
+	cmd.Stdin = nil // the null device: an empty stdin
+	if len(req.Stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(req.Stdin)
+	}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pgid = true, 0
+	pidfd := -1
+	cmd.SysProcAttr.PidFD = &pidfd
+
+	var killed atomic.Bool
+	cmd.Cancel = func() error {
+		killed.Store(true)
+		killGroup(cmd.Process.Pid)
+		return nil
+	}
+	cmd.WaitDelay = waitDelay
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		if pidfd >= 0 {
+			syscall.Close(pidfd)
+		}
+		return nil, fmt.Errorf("%w: %s: %w", ErrStart, cmd.Path, err)
+	}
+	pid := cmd.Process.Pid
+	go killGroupWhenLeaderExits(pid, pidfd)
+
+	waitErr := cmd.Wait()
+	dur := time.Since(start)
+	killGroup(pid) // stragglers that closed their pipes but kept running
+
+	res := &Result{
+		TimedOut: killed.Load(),
+		Duration: dur,
+		Stdout:   stdout.stream(),
+		Stderr:   stderr.stream(),
+	}
+	switch st := cmd.ProcessState; {
+	case st == nil:
+		return nil, fmt.Errorf("%w: wait: %w", ErrStart, waitErr)
+	default:
+		res.ExitCode = exitCode(st)
+	}
+	return res, nil
+}
+
+// exitCode is the shell's view of st: the exit status, or 128+n for a death
+// by signal n.
+func exitCode(st *os.ProcessState) int {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return st.ExitCode()
+}
+
+// killGroup sends SIGKILL to the process group pgid. A group that no longer
+// exists is not an error.
+func killGroup(pgid int) {
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+// killGroupWhenLeaderExits blocks until the group leader pid has exited,
+// without reaping it (cmd.Wait does that), then kills its group: background
+// children of a script that has finished die at once instead of holding the
+// output pipes until WaitDelay. pidfd is the leader's pidfd (closed here), or
+// -1 where pidfds do not work.
+func killGroupWhenLeaderExits(pid, pidfd int) {
+	const (
+		pP      = 1 // P_PID
+		pPIDFD  = 3 // P_PIDFD
+		wNOWAIT = 0x1000000
+	)
+	idtype, id := pP, pid
+	if pidfd >= 0 {
+		idtype, id = pPIDFD, pidfd
+		defer syscall.Close(pidfd)
+	}
+	var info [128]byte // siginfo_t
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, uintptr(idtype), uintptr(id),
+			uintptr(unsafe.Pointer(&info)), syscall.WEXITED|wNOWAIT, 0, 0)
+		switch {
+		case errno == syscall.EINTR:
+			continue
+		case errno == 0 || errno == syscall.ECHILD:
+			// Exited (or already reaped by cmd.Wait).
+			killGroup(pid)
+		case idtype == pPIDFD:
+			// waitid cannot take this pidfd (an old kernel): wait by pid.
+			idtype, id = pP, pid
+			continue
+		}
+		// Any other error: leave the group to the kill after cmd.Wait.
+		return
+	}
+}
+
+// isSentinel reports whether err already wraps one of the package sentinels.
+func isSentinel(err error) bool {
+	for _, s := range []error{ErrInvalidRequest, ErrUnsupportedScript, ErrWorkspace, ErrStart, ErrSandboxUnavailable} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// newWorkspace creates a fresh private workspace under parent.
+func newWorkspace(parent string) (*workspace, error) {
+	root, err := os.MkdirTemp(parent, "adkskills-run-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)
+	}
+	ws := &workspace{
+		root:  root,
+		skill: filepath.Join(root, "skill"),
+		home:  filepath.Join(root, "home"),
+		tmp:   filepath.Join(root, "tmp"),
+	}
+	for _, d := range []string{ws.skill, ws.home, ws.tmp} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			ws.remove()
+			return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)
+		}
+	}
+	return ws, nil
+}
+
+// remove deletes the workspace, making directories the script left
+// unwritable writable again when a first attempt fails.
+func (ws *workspace) remove() {
+	if os.RemoveAll(ws.root) == nil {
+		return
+	}
+	_ = filepath.WalkDir(ws.root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(ws.root)
+}
