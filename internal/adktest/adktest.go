@@ -1,0 +1,96 @@
+// Package adktest builds real ADK tool contexts for unit tests: a minimal
+// agent.InvocationContext over a real in-memory session, so
+// agent.NewToolContext tracks artifact saves and state exactly as the runner
+// does.
+package adktest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/artifact"
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/tool/toolconfirmation"
+	"google.golang.org/genai"
+)
+
+// App and User scope the sessions and artifacts ToolContext creates.
+const (
+	App  = "app"
+	User = "user"
+)
+
+// invocation is a minimal agent.InvocationContext over a real in-memory
+// session, for building real ToolContexts with agent.NewToolContext.
+type invocation struct {
+	context.Context
+	sess session.Session
+	arts agent.Artifacts
+	id   string
+}
+
+func (c *invocation) Agent() agent.Agent          { return nil }
+func (c *invocation) Artifacts() agent.Artifacts  { return c.arts }
+func (c *invocation) Memory() agent.Memory        { return nil }
+func (c *invocation) Session() session.Session    { return c.sess }
+func (c *invocation) InvocationID() string        { return c.id }
+func (c *invocation) Branch() string              { return "" }
+func (c *invocation) UserContent() *genai.Content { return nil }
+func (c *invocation) RunConfig() *agent.RunConfig { return &agent.RunConfig{} }
+func (c *invocation) EndInvocation()              {}
+func (c *invocation) Ended() bool                 { return false }
+
+// WithContext implements agent.InvocationContext.
+func (c *invocation) WithContext(ctx context.Context) agent.InvocationContext {
+	cp := *c
+	cp.Context = ctx
+	return &cp
+}
+
+// sessionArtifacts adapts an artifact.Service to one session, as ADK's
+// runner does.
+type sessionArtifacts struct {
+	svc                  artifact.Service
+	app, user, sessionID string
+}
+
+// Save implements agent.Artifacts.
+func (a *sessionArtifacts) Save(ctx context.Context, name string, part *genai.Part) (*artifact.SaveResponse, error) {
+	return a.svc.Save(ctx, &artifact.SaveRequest{AppName: a.app, UserID: a.user, SessionID: a.sessionID, FileName: name, Part: part})
+}
+
+// List implements agent.Artifacts.
+func (a *sessionArtifacts) List(ctx context.Context) (*artifact.ListResponse, error) {
+	return a.svc.List(ctx, &artifact.ListRequest{AppName: a.app, UserID: a.user, SessionID: a.sessionID})
+}
+
+// Load implements agent.Artifacts.
+func (a *sessionArtifacts) Load(ctx context.Context, name string) (*artifact.LoadResponse, error) {
+	return a.svc.Load(ctx, &artifact.LoadRequest{AppName: a.app, UserID: a.user, SessionID: a.sessionID, FileName: name})
+}
+
+// LoadVersion implements agent.Artifacts.
+func (a *sessionArtifacts) LoadVersion(ctx context.Context, name string, version int) (*artifact.LoadResponse, error) {
+	return a.svc.Load(ctx, &artifact.LoadRequest{AppName: a.app, UserID: a.user, SessionID: a.sessionID, FileName: name, Version: int64(version)})
+}
+
+// ToolContext returns a real ToolContext over svc (nil: no artifact
+// service) in a fresh session, and the session's ID. A confirmation, when
+// given, is the one the call resumes with.
+func ToolContext(t *testing.T, svc artifact.Service, invocationID string, confirmation ...*toolconfirmation.ToolConfirmation) (agent.ToolContext, string) {
+	t.Helper()
+	ctx := context.Background()
+	created, err := session.InMemoryService().Create(ctx, &session.CreateRequest{AppName: App, UserID: User})
+	require.NoError(t, err)
+	inv := &invocation{Context: ctx, sess: created.Session, id: invocationID}
+	if svc != nil {
+		inv.arts = &sessionArtifacts{svc: svc, app: App, user: User, sessionID: created.Session.ID()}
+	}
+	var c *toolconfirmation.ToolConfirmation
+	if len(confirmation) > 0 {
+		c = confirmation[0]
+	}
+	return agent.NewToolContext(inv, "call-1", nil, c), created.Session.ID()
+}

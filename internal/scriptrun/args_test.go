@@ -1,0 +1,224 @@
+package scriptrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/tool/skilltoolset/skill"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/adktest"
+	"github.com/adkskills/adkskills/internal/skillfs"
+)
+
+func TestCleanPath(t *testing.T) {
+	cases := []struct {
+		in, want, err string
+	}{
+		{in: "scripts/x.py", want: "scripts/x.py"},
+		{in: "./scripts/x.py", want: "scripts/x.py"},
+		{in: "scripts//x.py", want: "scripts/x.py"},
+		{in: "x.sh", want: "x.sh"},
+		{in: "", err: "must not be empty"},
+		{in: "/etc/passwd", err: "not absolute"},
+		{in: "../other/x.py", err: "no \"..\""},
+		{in: "scripts/../../x.py", err: "no \"..\""},
+		{in: "scripts/..", err: "no \"..\""},
+		{in: `scripts\x.py`, err: `"/" separators`},
+		{in: "scripts/x\x00.py", err: "not a valid path"},
+		{in: "scripts/\xff.py", err: "not a valid path"},
+		{in: ".", err: "must name a file"},
+		{in: "./", err: "must name a file"},
+	}
+	for _, c := range cases {
+		got, err := CleanPath("script_path", c.in)
+		if c.err != "" {
+			require.Error(t, err, c.in)
+			assert.Contains(t, err.Error(), c.err, c.in)
+			assert.Contains(t, err.Error(), `"script_path"`, "the error names the argument")
+			continue
+		}
+		require.NoError(t, err, c.in)
+		assert.Equal(t, c.want, got)
+	}
+}
+
+func TestArgs(t *testing.T) {
+	known := []string{"s", "list"}
+	tooMany := make([]any, MaxArgs+1)
+	for i := range tooMany {
+		tooMany[i] = "x"
+	}
+	huge := strings.Repeat("a", MaxArgBytes/2+1)
+	cases := []struct {
+		name    string
+		args    any
+		str     string
+		list    []string
+		wantErr string
+	}{
+		{name: "ok", args: map[string]any{"s": "v", "list": []any{"a", "b c"}}, str: "v", list: []string{"a", "b c"}},
+		{name: "absent list", args: map[string]any{"s": "v"}, str: "v"},
+		{name: "null list", args: map[string]any{"s": "v", "list": nil}, str: "v"},
+		{name: "not an object", args: "x", wantErr: "must be a JSON object"},
+		{name: "unknown key", args: map[string]any{"s": "v", "bogus": 1}, wantErr: `unknown argument "bogus"`},
+		{name: "missing", args: map[string]any{}, wantErr: `argument "s" is required`},
+		{name: "empty", args: map[string]any{"s": ""}, wantErr: `argument "s" must not be empty`},
+		{name: "number", args: map[string]any{"s": 3.0}, wantErr: `argument "s" must be a string, got a number`},
+		{name: "nul", args: map[string]any{"s": "a\x00b"}, wantErr: "NUL"},
+		{name: "invalid utf8", args: map[string]any{"s": "a\xffb"}, wantErr: "not valid UTF-8"},
+		{name: "too long", args: map[string]any{"s": strings.Repeat("a", 65)}, wantErr: "the limit is 64"},
+		{name: "list not array", args: map[string]any{"s": "v", "list": "a b"}, wantErr: `argument "list" must be an array of strings, got a string`},
+		{name: "list item", args: map[string]any{"s": "v", "list": []any{"a", true}}, wantErr: `argument "list[1]" must be a string, got a boolean`},
+		{name: "list at the limit", args: map[string]any{"s": "v", "list": tooMany[:MaxArgs]}, str: "v", list: strings.Fields(strings.Repeat("x ", MaxArgs))},
+		{name: "list too many", args: map[string]any{"s": "v", "list": tooMany}, wantErr: fmt.Sprintf("at most %d", MaxArgs)},
+		{name: "list too big", args: map[string]any{"s": "v", "list": []any{huge, huge}}, wantErr: `argument "list[1]"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := ParseArgs(c.args, known...)
+			var s string
+			var l []string
+			if err == nil {
+				s, err = a.String("s", true, 64)
+			}
+			if err == nil {
+				l, err = a.Strings("list")
+			}
+			if c.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), c.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.str, s)
+			assert.Equal(t, c.list, l)
+		})
+	}
+}
+
+func testSource() skill.Source {
+	return skillfs.New(fstest.MapFS{
+		"demo/SKILL.md":          {Data: []byte("---\nname: demo\ndescription: A demo.\n---\nbody\n")},
+		"demo/scripts/run.py":    {Data: []byte("print(1)\n")},
+		"demo/cards/c.bin":       {Data: []byte{0, 1, 2, 255}},
+		"demo/references/doc.md": {Data: []byte("# doc\n")},
+		"big/SKILL.md":           {Data: []byte("---\nname: big\ndescription: Big.\n---\n")},
+		"big/assets/blob":        {Data: make([]byte, 1024)},
+	}, nil)
+}
+
+func TestLoadSkillStagesWholeFolder(t *testing.T) {
+	r := &Runner{Source: testSource()}
+	sk, resp := r.LoadSkill(context.Background(), "demo")
+	require.Nil(t, resp)
+	var paths []string
+	for _, f := range sk.Files {
+		paths = append(paths, f.Path)
+	}
+	assert.Equal(t, []string{"SKILL.md", "cards/c.bin", "references/doc.md", "scripts/run.py"}, paths)
+	assert.Equal(t, []byte{0, 1, 2, 255}, sk.Files[1].Data, "binary files are staged byte for byte")
+	assert.True(t, sk.Has("scripts/run.py"))
+	assert.False(t, sk.Has("scripts/nope.py"))
+	assert.Equal(t, []string{"scripts/run.py"}, sk.Runnable(codeexec.DefaultInterpreters()))
+
+	_, resp = r.LoadSkill(context.Background(), "nope")
+	assert.Equal(t, CodeSkillNotFound, resp["error_code"])
+	assert.Contains(t, resp["error"], "available skills: [big demo]")
+
+	_, resp = r.LoadSkill(context.Background(), "../demo")
+	assert.Equal(t, CodeSkillNotFound, resp["error_code"])
+
+	broken := &Runner{Source: skillfs.New(fstest.MapFS{"bad/SKILL.md": {Data: []byte("---\nname: bad\n")}}, nil), Logger: slog.New(slog.DiscardHandler)}
+	_, resp = broken.LoadSkill(context.Background(), "bad")
+	assert.Equal(t, CodeSkillNotFound, resp["error_code"], "a skill the catalogue leaves out is not found, not an infrastructure failure")
+	assert.Contains(t, resp["error"], "SKILL.md is invalid")
+
+	small := &Runner{Source: testSource(), MaxSkillBytes: 1023, Logger: slog.New(slog.DiscardHandler)}
+	_, resp = small.LoadSkill(context.Background(), "big")
+	assert.Equal(t, CodeExecutionError, resp["error_code"])
+	assert.Contains(t, resp["error"], "over the staging limit")
+	exact := &Runner{Source: testSource(), MaxSkillBytes: int64(1024 + len("---\nname: big\ndescription: Big.\n---\n"))}
+	_, resp = exact.LoadSkill(context.Background(), "big")
+	assert.Nil(t, resp, "a folder exactly at the limit stages")
+}
+
+func TestScriptMissBecomesFatal(t *testing.T) {
+	r := &Runner{}
+	tc, _ := adktest.ToolContext(t, nil, "inv-a")
+	first := r.ScriptMiss(tc, "demo", "scripts/x.py", []string{"scripts/run.py"})
+	assert.Equal(t, CodeScriptNotFound, first["error_code"])
+	assert.Contains(t, first["error"], "scripts/run.py")
+	other0, _ := adktest.ToolContext(t, nil, "inv-0")
+	assert.NotContains(t, r.ScriptMiss(other0, "demo", "scripts/x.py", nil)["error"], "runnable files", "no empty list is offered")
+	second := r.ScriptMiss(tc, "demo", "scripts/x.py", nil)
+	assert.Equal(t, CodeScriptNotFoundFatal, second["error_code"])
+	assert.Contains(t, second["error"], "stop retrying")
+	other, _ := adktest.ToolContext(t, nil, "inv-b")
+	assert.Equal(t, CodeScriptNotFound, r.ScriptMiss(other, "demo", "scripts/x.py", nil)["error_code"], "counts are per invocation")
+}
+
+// errExecutor fails every run with err.
+type errExecutor struct{ err error }
+
+func (e errExecutor) Execute(context.Context, *codeexec.Request) (*codeexec.Result, error) {
+	return nil, e.err
+}
+
+func TestRunMapsExecutorErrors(t *testing.T) {
+	cases := []struct {
+		err      error
+		code     string
+		contains string
+	}{
+		{fmt.Errorf("x: %w", codeexec.ErrUnsupportedScript), CodeUnsupportedScriptType, "no interpreter"},
+		{fmt.Errorf("bwrap: %w", codeexec.ErrSandboxUnavailable), CodeExecutionError, "sandbox is not available"},
+		{fmt.Errorf("exec /usr/bin/python3: %w", codeexec.ErrStart), CodeExecutionError, "interpreter could not be started"},
+		{fmt.Errorf("mkdir /tmp/x: %w", codeexec.ErrWorkspace), CodeExecutionError, "workspace could not be prepared"},
+		{context.Canceled, CodeExecutionError, "cancelled"},
+		{errors.New("/secret/host/path exploded"), CodeExecutionError, "could not be run"},
+	}
+	for _, c := range cases {
+		var logs strings.Builder
+		r := &Runner{Executor: errExecutor{c.err}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+		tc, _ := adktest.ToolContext(t, nil, "inv")
+		resp := r.Run(tc, "run_skill_script", &codeexec.Request{Script: "s.py"})
+		assert.Equal(t, c.code, resp["error_code"], c.err)
+		assert.Contains(t, resp["error"], c.contains)
+		assert.NotContains(t, resp["error"], "/", "no host detail reaches the model: %v", resp["error"])
+		assert.Contains(t, logs.String(), c.err.Error(), "the detail is logged")
+	}
+	resp := (&Runner{}).Run(nil, "run_skill_script", &codeexec.Request{})
+	assert.Equal(t, CodeNoCodeExecutor, resp["error_code"])
+}
+
+// capture records the request it is given.
+type capture struct{ req *codeexec.Request }
+
+func (c *capture) Execute(_ context.Context, req *codeexec.Request) (*codeexec.Result, error) {
+	c.req = req
+	return &codeexec.Result{}, nil
+}
+
+func TestRunFillsLimitsAndEnv(t *testing.T) {
+	c := &capture{}
+	r := &Runner{Executor: c, MaxOutputChars: 7, Timeout: 3, Env: map[string]string{"A": "operator", "B": "operator"},
+		Limits: codeexec.OutputLimits{MaxFiles: 2}}
+	tc, _ := adktest.ToolContext(t, nil, "inv")
+	r.Run(tc, "t", &codeexec.Request{Env: map[string]string{"B": "request"}})
+	assert.Equal(t, 7, c.req.MaxOutputChars)
+	assert.EqualValues(t, 3, c.req.Timeout)
+	assert.Equal(t, codeexec.OutputLimits{MaxFiles: 2}, c.req.Limits)
+	assert.Equal(t, map[string]string{"A": "operator", "B": "request"}, c.req.Env)
+
+	bare := &Runner{Executor: c}
+	bare.Run(tc, "t", &codeexec.Request{Env: map[string]string{"C": "request"}})
+	assert.Equal(t, map[string]string{"C": "request"}, c.req.Env, "without operator variables the request's stay")
+}

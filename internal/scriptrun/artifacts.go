@@ -1,0 +1,119 @@
+package scriptrun
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/adk/agent"
+	"google.golang.org/genai"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/encoding"
+)
+
+// maxWarnings bounds how many problems one warning names; the rest are
+// counted.
+const maxWarnings = 10
+
+// userScopePrefix makes an ADK artifact user-scoped; a script's file must
+// never land there.
+const userScopePrefix = "user:"
+
+// ArtifactName maps an output file's path (relative to the skill root, "/"
+// separators) to the artifact name it is saved under. ADK rejects "/" and
+// "\" in names and treats a "user:" prefix as user scope, so those are
+// percent-escaped, and so is "%" itself: the mapping is deterministic and
+// injective (distinct paths never share a name) and a file named "a.txt"
+// keeps the name "a.txt". "dist/report.zip" becomes "dist%2Freport.zip".
+func ArtifactName(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; c {
+		case '%', '/', '\\':
+			fmt.Fprintf(&b, "%%%02X", c)
+		case ':':
+			// Only the colon of a leading "user:" needs escaping; escaping
+			// it there keeps the name in session scope.
+			if i == len(userScopePrefix)-1 && strings.HasPrefix(p, userScopePrefix) {
+				fmt.Fprintf(&b, "%%%02X", c)
+			} else {
+				b.WriteByte(c)
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// saveScriptOutputs saves each output file as a session artifact (raw bytes
+// with a MIME type, never entering the response) and returns the manifest
+// and the warnings. Without an artifact service nothing is saved: the files
+// are listed and a warning says so. A failed save does not stop the others;
+// the warning names it and the reason goes to the log only.
+//
+// Saves are issued one at a time: ADK v1.7.0 records each save in the tool's
+// EventActions.ArtifactDelta map without a lock (agent/callback_context.go,
+// trackedArtifacts.Save), so concurrent saves through one ToolContext race.
+func (r *Runner) saveScriptOutputs(tc agent.ToolContext, files []codeexec.File) ([]map[string]any, []string) {
+	manifest := make([]map[string]any, 0, len(files))
+	if len(files) == 0 {
+		return manifest, nil
+	}
+	arts := tc.Artifacts()
+	var failed []string
+	for _, f := range files {
+		entry := map[string]any{"name": f.Path}
+		data, err := encoding.Decode(f.Path, f.Data, f.Encoding)
+		if err != nil {
+			r.logger().Error("adkskills: decoding output file", "path", f.Path, "error", err)
+			failed = append(failed, f.Path)
+			continue
+		}
+		mimeType := encoding.MIMEType(f.Path, data)
+		entry["mime_type"] = mimeType
+		entry["size_bytes"] = len(data)
+		if arts == nil {
+			manifest = append(manifest, entry)
+			continue
+		}
+		name := ArtifactName(f.Path)
+		resp, err := arts.Save(tc, name, &genai.Part{InlineData: &genai.Blob{Data: data, MIMEType: mimeType}})
+		if err != nil {
+			r.logger().Error("adkskills: saving output file as artifact", "path", f.Path, "artifact", name, "error", err)
+			failed = append(failed, f.Path)
+			continue
+		}
+		entry["artifact"] = name
+		entry["version"] = resp.Version
+		manifest = append(manifest, entry)
+	}
+	var warnings []string
+	if arts == nil {
+		r.noArtifact.Do(func() {
+			r.logger().Warn("adkskills: no artifact service is configured; files scripts write are listed but not saved (set runner.Config.ArtifactService)")
+		})
+		warnings = append(warnings, fmt.Sprintf("no artifact service is configured: %d output file(s) were listed but not saved", len(manifest)))
+	}
+	if len(failed) > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d of %d output file(s) could not be saved: %s", len(failed), len(files), joinNames(failed)))
+	}
+	return manifest, warnings
+}
+
+// joinNames lists at most maxWarnings names and counts the rest.
+func joinNames(names []string) string {
+	if len(names) <= maxWarnings {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxWarnings], ", "), len(names)-maxWarnings)
+}
+
+// joinWarnings joins warnings into one sentence list, at most maxWarnings of
+// them, counting the rest.
+func joinWarnings(ws []string) string {
+	if len(ws) <= maxWarnings {
+		return strings.Join(ws, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more problem(s)", strings.Join(ws[:maxWarnings], "; "), len(ws)-maxWarnings)
+}

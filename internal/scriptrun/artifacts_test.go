@@ -1,0 +1,257 @@
+package scriptrun
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/artifact"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/adktest"
+)
+
+// responseKeys and entryKeys are the whole model-facing shape: a key added
+// by mistake (file bytes, a host path) fails these tests.
+var (
+	responseKeys = []string{"exit_code", "output_files", "status", "stderr", "stdout", "timed_out"}
+	entryKeys    = []string{"artifact", "mime_type", "name", "size_bytes", "version"}
+)
+
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
+func TestArtifactName(t *testing.T) {
+	cases := []struct{ path, want string }{
+		{"report.md", "report.md"},
+		{"dist/report.zip", "dist%2Freport.zip"},
+		{"a/b/c.txt", "a%2Fb%2Fc.txt"},
+		{`back\slash`, "back%5Cslash"},
+		{"100%.txt", "100%25.txt"},
+		{"dist%2Freport.zip", "dist%252Freport.zip"},
+		{"user:secret.txt", "user%3Asecret.txt"},
+		{"user:", "user%3A"},
+		{"notuser:x", "notuser:x"},
+		{"users:x", "users:x"},
+		{"a:b", "a:b"},
+		{"out/user:x", "out%2Fuser:x"},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, ArtifactName(c.path), c.path)
+	}
+}
+
+// unescape inverts ArtifactName, proving it injective.
+func unescape(t testing.TB, name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		if name[i] == '%' {
+			require.Less(t, i+2, len(name), "dangling escape in %q", name)
+			var c byte
+			for _, h := range name[i+1 : i+3] {
+				c <<= 4
+				switch {
+				case h >= '0' && h <= '9':
+					c |= byte(h - '0')
+				case h >= 'A' && h <= 'F':
+					c |= byte(h-'A') + 10
+				default:
+					t.Fatalf("bad escape in %q", name)
+				}
+			}
+			b.WriteByte(c)
+			i += 2
+			continue
+		}
+		b.WriteByte(name[i])
+	}
+	return b.String()
+}
+
+func FuzzArtifactName(f *testing.F) {
+	for _, s := range []string{"a", "a/b", "user:x", "%", "user:/x", `\`, "dist%2Fx"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		name := ArtifactName(p)
+		if strings.ContainsAny(name, `/\`) {
+			t.Fatalf("%q -> %q has a separator", p, name)
+		}
+		if strings.HasPrefix(name, userScopePrefix) {
+			t.Fatalf("%q -> %q is user-scoped", p, name)
+		}
+		if got := unescape(t, name); got != p {
+			t.Fatalf("%q -> %q -> %q: not injective", p, name, got)
+		}
+	})
+}
+
+// failingService fails saves of the names in fail and delegates the rest.
+type failingService struct {
+	artifact.Service
+	fail map[string]bool
+}
+
+func (s *failingService) Save(ctx context.Context, req *artifact.SaveRequest) (*artifact.SaveResponse, error) {
+	if s.fail[req.FileName] {
+		return nil, errors.New("disk on fire at /srv/secret/path")
+	}
+	return s.Service.Save(ctx, req)
+}
+
+func logTo(buf *bytes.Buffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(buf, nil))
+}
+
+func TestRespondSavesFilesAsArtifacts(t *testing.T) {
+	svc := artifact.InMemoryService()
+	tc, sessionID := adktest.ToolContext(t, svc, "inv")
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00binary\xff")
+	res := &codeexec.Result{
+		ExitCode: 0,
+		Stdout:   codeexec.Stream{Text: "out"},
+		Stderr:   codeexec.Stream{Text: "warn: on stderr"},
+		Files: []codeexec.File{
+			{Path: "chart.png", Data: png},
+			{Path: "dist/b64.bin", Data: []byte(base64.StdEncoding.EncodeToString(png)), Encoding: codeexec.EncodingBase64},
+			{Path: "looks-like-base64.txt", Data: []byte("aGVsbG8="), Encoding: codeexec.EncodingUTF8},
+			{Path: "user:escape.txt", Data: []byte("session scoped")},
+		},
+	}
+	r := &Runner{}
+	resp := r.respond(tc, res)
+	assert.Equal(t, responseKeys, sortedKeys(resp), "a clean run has no warning")
+	assert.Equal(t, StatusSuccess, resp["status"], "stderr output does not make a run fail")
+	files := resp["output_files"].([]map[string]any)
+	require.Len(t, files, len(res.Files))
+	want := map[string][]byte{
+		"chart.png":             png,
+		"dist/b64.bin":          png, // decoded once
+		"looks-like-base64.txt": []byte("aGVsbG8="),
+		"user:escape.txt":       []byte("session scoped"),
+	}
+	for _, e := range files {
+		assert.Equal(t, entryKeys, sortedKeys(e))
+		name := e["name"].(string)
+		art := e["artifact"].(string)
+		assert.Equal(t, ArtifactName(name), art)
+		assert.Equal(t, int64(1), e["version"])
+		assert.Equal(t, len(want[name]), e["size_bytes"])
+		got, err := svc.Load(context.Background(), &artifact.LoadRequest{AppName: adktest.App, UserID: adktest.User, SessionID: sessionID, FileName: art})
+		require.NoError(t, err)
+		assert.Equal(t, want[name], got.Part.InlineData.Data, name)
+		assert.Equal(t, e["mime_type"], got.Part.InlineData.MIMEType)
+		assert.Equal(t, int64(1), tc.Actions().ArtifactDelta[art], "the save is recorded in the event's artifact delta")
+	}
+	assert.Equal(t, "image/png", files[0]["mime_type"])
+
+	// Nothing landed in user scope: another session of the user sees nothing.
+	other, err := svc.List(context.Background(), &artifact.ListRequest{AppName: adktest.App, UserID: adktest.User, SessionID: "another"})
+	require.NoError(t, err)
+	assert.Empty(t, other.FileNames)
+
+	// A repeat run is version 2 of the same artifacts.
+	again := r.respond(tc, res)
+	for _, e := range again["output_files"].([]map[string]any) {
+		assert.Equal(t, int64(2), e["version"])
+	}
+}
+
+func TestRespondPartialSaveFailure(t *testing.T) {
+	var logs bytes.Buffer
+	svc := &failingService{Service: artifact.InMemoryService(), fail: map[string]bool{"b.txt": true, "d%2Fe.txt": true}}
+	tc, _ := adktest.ToolContext(t, svc, "inv")
+	var files []codeexec.File
+	for _, p := range []string{"a.txt", "b.txt", "c.txt", "d/e.txt"} {
+		files = append(files, codeexec.File{Path: p, Data: []byte(p)})
+	}
+	r := &Runner{Logger: logTo(&logs)}
+	resp := r.respond(tc, &codeexec.Result{Files: files})
+	saved := resp["output_files"].([]map[string]any)
+	var names []string
+	for _, e := range saved {
+		names = append(names, e["name"].(string))
+	}
+	assert.Equal(t, []string{"a.txt", "c.txt"}, names, "the other saves still land")
+	w := resp["warning"].(string)
+	assert.Contains(t, w, "2 of 4 output file(s) could not be saved: b.txt, d/e.txt")
+	assert.NotContains(t, w, "disk on fire", "reasons go to the log only")
+	assert.Contains(t, logs.String(), "disk on fire")
+	assert.Equal(t, map[string]int64{"a.txt": 1, "c.txt": 1}, tc.Actions().ArtifactDelta)
+}
+
+func TestRespondWithoutArtifactService(t *testing.T) {
+	var logs bytes.Buffer
+	r := &Runner{Logger: logTo(&logs)}
+	for range 2 {
+		tc, _ := adktest.ToolContext(t, nil, "inv")
+		resp := r.respond(tc, &codeexec.Result{Files: []codeexec.File{{Path: "out/x.csv", Data: []byte("a,b\n")}}})
+		assert.Equal(t, append(slices.Clone(responseKeys), "warning"), sortedKeys(resp))
+		assert.Contains(t, resp["warning"], "no artifact service is configured: 1 output file(s)")
+		files := resp["output_files"].([]map[string]any)
+		require.Len(t, files, 1)
+		assert.Equal(t, []string{"mime_type", "name", "size_bytes"}, sortedKeys(files[0]))
+		assert.Equal(t, "out/x.csv", files[0]["name"])
+		assert.Equal(t, len("a,b\n"), files[0]["size_bytes"])
+	}
+	assert.Equal(t, 1, strings.Count(logs.String(), "no artifact service"), "logged once per runner")
+}
+
+func TestRespondWarnings(t *testing.T) {
+	tc, _ := adktest.ToolContext(t, artifact.InMemoryService(), "inv")
+	var omitted []codeexec.OmittedFile
+	for i := range maxWarnings + 2 {
+		omitted = append(omitted, codeexec.OmittedFile{Path: "big" + strings.Repeat("x", i) + ".bin", Reason: "over the per-file limit"})
+	}
+	bad := codeexec.File{Path: "bad.b64", Data: []byte("!!!not base64"), Encoding: codeexec.EncodingBase64}
+	resp := (&Runner{Logger: logTo(&bytes.Buffer{})}).respond(tc, &codeexec.Result{Files: []codeexec.File{bad}, Omitted: omitted})
+	w := resp["warning"].(string)
+	assert.Contains(t, w, "1 of 1 output file(s) could not be saved: bad.b64")
+	assert.Contains(t, w, "big.bin was not saved: over the per-file limit")
+	assert.Contains(t, w, "and 3 more problem(s)", "warnings are bounded: %d omitted + 1 failure over %d", len(omitted), maxWarnings)
+	assert.Empty(t, resp["output_files"])
+}
+
+func TestStatus(t *testing.T) {
+	cases := []struct {
+		res  codeexec.Result
+		want string
+	}{
+		{codeexec.Result{}, StatusSuccess},
+		{codeexec.Result{ExitCode: 1}, StatusError},
+		{codeexec.Result{ExitCode: 137}, StatusError},
+		{codeexec.Result{ExitCode: 137, TimedOut: true}, StatusTimeout},
+		{codeexec.Result{TimedOut: true}, StatusTimeout},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, Status(&c.res), "%+v", c.res)
+	}
+}
+
+func TestJoinWarnings(t *testing.T) {
+	var ws []string
+	for i := range maxWarnings + 1 {
+		ws = append(ws, string(rune('a'+i)))
+	}
+	assert.Equal(t, strings.Join(ws[:maxWarnings], "; "), joinWarnings(ws[:maxWarnings]), "exactly at the bound nothing is elided")
+	assert.Equal(t, strings.Join(ws[:maxWarnings], "; ")+"; and 1 more problem(s)", joinWarnings(ws))
+}
+
+func TestJoinNames(t *testing.T) {
+	var names []string
+	for i := range maxWarnings + 3 {
+		names = append(names, string(rune('a'+i)))
+	}
+	assert.Equal(t, "a, b", joinNames(names[:2]))
+	assert.Equal(t, strings.Join(names[:maxWarnings], ", "), joinNames(names[:maxWarnings]))
+	assert.Equal(t, strings.Join(names[:maxWarnings], ", ")+" and 3 more", joinNames(names))
+}

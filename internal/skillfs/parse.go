@@ -1,0 +1,228 @@
+// Package skillfs reads Agent Skills from an fs.FS: a lenient SKILL.md
+// parser that delegates validation to ADK's own (skill.ParseBytes), and a
+// skill.Source whose skills expose their whole folder.
+package skillfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"google.golang.org/adk/tool/skilltoolset/skill"
+	"gopkg.in/yaml.v3"
+)
+
+// SpecKeys are the frontmatter keys of the Agent Skills specification, the
+// ones ADK's parser accepts.
+var SpecKeys = []string{"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+
+// Parsed is a SKILL.md, read leniently.
+type Parsed struct {
+	// Frontmatter is what ADK's parser made of the specification's keys.
+	Frontmatter *skill.Frontmatter
+	// Body is the Markdown after the frontmatter.
+	Body string
+	// Extra lists, in file order, the frontmatter keys outside the
+	// specification (argument-hint, user-invocable, version, …) that other
+	// clients write; they are tolerated and left out.
+	Extra []string
+}
+
+// ParseError is a SKILL.md that cannot be read, with the 1-based line of the
+// file it concerns when one is known (0 otherwise).
+type ParseError struct {
+	Line int
+	Msg  string
+}
+
+func (e *ParseError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return e.Msg
+}
+
+// Is makes a ParseError match skill.ErrInvalidFrontmatter.
+func (e *ParseError) Is(target error) bool { return target == skill.ErrInvalidFrontmatter }
+
+var (
+	bom          = []byte("\ufeff")
+	yamlLineRe   = regexp.MustCompile(`line (\d+):? ?`)
+	errNoOpening = &ParseError{Line: 1, Msg: "SKILL.md must start with a '---' line opening the YAML frontmatter"}
+)
+
+// Parse reads a SKILL.md leniently, as the Agent Skills client guidance asks:
+// keys outside the specification are dropped (and reported in Extra) instead
+// of failing the skill, then ADK's own parser validates what remains. Errors
+// are *ParseError with the line of the file when the YAML parser gives one.
+func Parse(content []byte) (*Parsed, error) {
+	content = bytes.TrimPrefix(content, bom)
+	yamlBytes, bodyStart, err := split(content)
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(yamlBytes, &doc); err != nil {
+		return nil, yamlError(err)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, &ParseError{Line: 2, Msg: "frontmatter must be a YAML mapping of keys to values"}
+	}
+	m := doc.Content[0]
+	kept := &yaml.Node{Kind: yaml.MappingNode}
+	var extra []string
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if seen[k.Value] {
+			return nil, &ParseError{Line: k.Line + 1, Msg: fmt.Sprintf("key %q is defined twice", k.Value)}
+		}
+		seen[k.Value] = true
+		if isSpecKey(k.Value) {
+			if err := checkShape(k, v); err != nil {
+				return nil, err
+			}
+			kept.Content = append(kept.Content, k, v)
+		} else {
+			extra = append(extra, k.Value)
+		}
+	}
+	pruned, err := yaml.Marshal(kept)
+	if err != nil {
+		return nil, &ParseError{Msg: fmt.Sprintf("frontmatter: %v", err)}
+	}
+	adkInput := make([]byte, 0, len(pruned)+8)
+	adkInput = append(adkInput, "---\n"...)
+	adkInput = append(adkInput, pruned...)
+	adkInput = append(adkInput, "---\n"...)
+	fm, _, err := skill.ParseBytes(adkInput)
+	if err != nil {
+		// ADK parsed the rebuilt text: its own line numbers would mislead.
+		msg := yamlLineRe.ReplaceAllString(adkMessage(err), "")
+		return nil, &ParseError{Line: keyLine(m, err), Msg: strings.Join(strings.Fields(msg), " ")}
+	}
+	return &Parsed{Frontmatter: fm, Body: string(content[bodyStart:]), Extra: extra}, nil
+}
+
+// split finds the frontmatter between the opening and closing '---' lines
+// and returns it with the offset of the body.
+func split(content []byte) ([]byte, int, error) {
+	first, rest, ok := bytes.Cut(content, []byte("\n"))
+	if !ok || string(bytes.TrimSuffix(first, []byte("\r"))) != "---" {
+		return nil, 0, errNoOpening
+	}
+	off := len(first) + 1
+	start := off
+	for {
+		l, next, found := bytes.Cut(rest, []byte("\n"))
+		if string(bytes.TrimSuffix(l, []byte("\r"))) == "---" {
+			end := off + len(l)
+			if found {
+				end++
+			}
+			return content[start:off], end, nil
+		}
+		if !found {
+			return nil, 0, &ParseError{Line: 1, Msg: "the frontmatter opened on line 1 has no closing '---' line"}
+		}
+		off += len(l) + 1
+		rest = next
+	}
+}
+
+// checkShape reports the first problem of shapeProblems.
+func checkShape(k, v *yaml.Node) error {
+	if probs := shapeProblems(k, v); len(probs) > 0 {
+		return probs[0]
+	}
+	return nil
+}
+
+// shapeProblems reports a spec key whose value has the wrong YAML shape (an
+// unquoted "[TODO: …]" reads as a list; metadata maps strings to strings),
+// each at its file line.
+func shapeProblems(k, v *yaml.Node) []*ParseError {
+	want := yaml.ScalarNode
+	switch k.Value {
+	case "metadata":
+		want = yaml.MappingNode
+	case "allowed-tools":
+		return nil // a string or a list: ADK's parser decides
+	}
+	if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+		return nil
+	}
+	if v.Kind != want {
+		return []*ParseError{{Line: v.Line + 1, Msg: fmt.Sprintf("%q must be %s, got %s", k.Value, kindName(want), kindName(v.Kind))}}
+	}
+	var probs []*ParseError
+	if want == yaml.MappingNode {
+		for j := 1; j < len(v.Content); j += 2 {
+			if mv := v.Content[j]; mv.Kind != yaml.ScalarNode {
+				probs = append(probs, &ParseError{Line: v.Content[j-1].Line + 1, Msg: fmt.Sprintf("metadata %q must be a string, got %s", v.Content[j-1].Value, kindName(mv.Kind))})
+			}
+		}
+	}
+	return probs
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.ScalarNode:
+		return "a string"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	default:
+		return "an alias or document"
+	}
+}
+
+func isSpecKey(k string) bool {
+	for _, s := range SpecKeys {
+		if k == s {
+			return true
+		}
+	}
+	return false
+}
+
+// yamlError turns a YAML error's frontmatter line into a file line (the
+// frontmatter starts on line 2).
+func yamlError(err error) error {
+	msg := err.Error()
+	line := 0
+	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		line = n + 1
+		msg = yamlLineRe.ReplaceAllString(msg, "")
+	}
+	return &ParseError{Line: line, Msg: "invalid YAML: " + msg}
+}
+
+// keyLine points an ADK validation error at the line of the key it names.
+func keyLine(m *yaml.Node, err error) int {
+	msg := err.Error()
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := m.Content[i]
+		if bytes.Contains([]byte(msg), []byte(k.Value)) {
+			return k.Line + 1
+		}
+	}
+	return 0
+}
+
+// adkMessage strips the wrapping ADK's parser adds around the reason.
+func adkMessage(err error) string {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err.Error()
+		}
+		err = u
+	}
+}

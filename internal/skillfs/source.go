@@ -1,0 +1,269 @@
+package skillfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"path"
+	"strings"
+	"sync"
+
+	"google.golang.org/adk/tool/skilltoolset/skill"
+)
+
+// SkillFile is the file that makes a folder a skill.
+const SkillFile = "SKILL.md"
+
+// skipDirs are never part of a skill's files: version-control data and
+// bytecode caches.
+var skipDirs = map[string]bool{".git": true, "__pycache__": true}
+
+// Source is a skill.Source over an fs.FS whose immediate subfolders holding
+// a SKILL.md are skills. Unlike ADK's skill.NewFileSystemSource it exposes a
+// skill's whole folder (cards/, templates/, sibling modules: whatever the
+// scripts read), reads SKILL.md leniently, and leaves a malformed skill out
+// of the catalogue with one logged warning instead of failing it whole.
+// Symbolic links inside a skill are never listed nor opened.
+type Source struct {
+	fsys   fs.FS
+	logger *slog.Logger
+	warned sync.Map // skill folder + problem -> struct{}
+}
+
+// New returns a Source over fsys. A nil logger means slog.Default().
+func New(fsys fs.FS, logger *slog.Logger) *Source {
+	return &Source{fsys: fsys, logger: logger}
+}
+
+func (s *Source) log() *slog.Logger {
+	if s.logger == nil {
+		return slog.Default()
+	}
+	return s.logger
+}
+
+// Skill is one skill folder as read from the file system: its parsed
+// SKILL.md, or the problem that keeps it out of the catalogue.
+type Skill struct {
+	Dir    string
+	Parsed *Parsed
+	Err    error
+}
+
+// Scan reads every immediate subfolder that holds a SKILL.md, in name order,
+// valid or not. Folders without one are not skills and are left out.
+func (s *Source) Scan() ([]Skill, error) {
+	entries, err := fs.ReadDir(s.fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("read skills folder: %w", err)
+	}
+	var out []Skill
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		p, err := s.read(e.Name())
+		if errors.Is(err, skill.ErrSkillNotFound) {
+			continue
+		}
+		out = append(out, Skill{Dir: e.Name(), Parsed: p, Err: err})
+	}
+	return out, nil
+}
+
+// ListFrontmatters lists the valid skills. A skill that cannot be read is
+// left out with a warning, logged once per problem.
+func (s *Source) ListFrontmatters(ctx context.Context) ([]*skill.Frontmatter, error) {
+	skills, err := s.Scan()
+	if err != nil {
+		return nil, err
+	}
+	var out []*skill.Frontmatter
+	for _, sk := range skills {
+		if sk.Err != nil {
+			if _, dup := s.warned.LoadOrStore(sk.Dir+"\x00"+sk.Err.Error(), struct{}{}); !dup {
+				s.log().Warn("adkskills: skipping a skill that cannot be loaded", "skill", sk.Dir, "error", sk.Err)
+			}
+			continue
+		}
+		out = append(out, sk.Parsed.Frontmatter)
+	}
+	return out, nil
+}
+
+// LoadFrontmatter reads one skill's frontmatter.
+func (s *Source) LoadFrontmatter(ctx context.Context, name string) (*skill.Frontmatter, error) {
+	p, err := s.read(name)
+	if err != nil {
+		return nil, err
+	}
+	return p.Frontmatter, nil
+}
+
+// LoadInstructions returns the Markdown body of a skill's SKILL.md.
+func (s *Source) LoadInstructions(ctx context.Context, name string) (string, error) {
+	p, err := s.read(name)
+	if err != nil {
+		return "", err
+	}
+	return p.Body, nil
+}
+
+// LoadResource opens any regular file of the skill's folder by its path
+// relative to the skill root. Paths that leave the folder, and symbolic links
+// anywhere along the path, are refused.
+func (s *Source) LoadResource(ctx context.Context, name, resourcePath string) (io.ReadCloser, error) {
+	// Checking that the skill exists, not re-parsing its SKILL.md, keeps
+	// staging a folder of N files at one parse.
+	if err := s.exists(name); err != nil {
+		return nil, err
+	}
+	clean, err := cleanRel(resourcePath)
+	if err != nil || clean == "." {
+		return nil, fmt.Errorf("%w: %q must be a file path inside the skill folder", skill.ErrInvalidResourcePath, resourcePath)
+	}
+	full := path.Join(name, clean)
+	if err := s.noLinks(full); err != nil {
+		return nil, err
+	}
+	f, err := s.fsys.Open(full)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %q", skill.ErrResourceNotFound, clean)
+		}
+		return nil, fmt.Errorf("open %q: %w", clean, err)
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		_ = f.Close()
+		return nil, fmt.Errorf("%w: %q is not a regular file", skill.ErrResourceNotFound, clean)
+	}
+	return f, nil
+}
+
+// ListResources lists the regular files under resourceDirectoryPath (empty
+// or "." for the whole skill folder, SKILL.md included), relative to the
+// skill root, in lexical order. Symbolic links, .git and __pycache__ are
+// left out.
+func (s *Source) ListResources(ctx context.Context, name, resourceDirectoryPath string) ([]string, error) {
+	if _, err := s.read(name); err != nil {
+		return nil, err
+	}
+	clean, err := cleanRel(resourceDirectoryPath)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q must be a folder inside the skill folder", skill.ErrInvalidResourcePath, resourceDirectoryPath)
+	}
+	root := path.Join(name, clean)
+	if err := s.noLinks(root); err != nil {
+		return nil, err
+	}
+	if _, err := fs.Stat(s.fsys, root); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %q", skill.ErrResourceNotFound, clean)
+		}
+		return nil, err
+	}
+	var out []string
+	err = fs.WalkDir(s.fsys, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != root && skipDirs[d.Name()] {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			out = append(out, strings.TrimPrefix(p, name+"/"))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list files of skill %q: %w", name, err)
+	}
+	return out, nil
+}
+
+// exists checks that name is a skill folder with a SKILL.md, reached
+// without symbolic links.
+func (s *Source) exists(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
+		return fmt.Errorf("%w: %q", skill.ErrInvalidSkillName, name)
+	}
+	file := path.Join(name, SkillFile)
+	if err := s.noLinks(file); err != nil {
+		return fmt.Errorf("%w: %q", skill.ErrSkillNotFound, name)
+	}
+	if fi, err := fs.Stat(s.fsys, file); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w: %q", skill.ErrSkillNotFound, name)
+	}
+	return nil
+}
+
+// read parses one skill's SKILL.md; the folder name must be the skill's name.
+func (s *Source) read(name string) (*Parsed, error) {
+	if err := s.exists(name); err != nil {
+		return nil, err
+	}
+	file := path.Join(name, SkillFile)
+	data, err := fs.ReadFile(s.fsys, file)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %q", skill.ErrSkillNotFound, name)
+		}
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	p, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if p.Frontmatter.Name != name {
+		return nil, fmt.Errorf("%s: %w: the name %q does not match the folder name %q", file, skill.ErrInvalidSkillName, p.Frontmatter.Name, name)
+	}
+	return p, nil
+}
+
+// noLinks refuses a path with a symbolic link in any of its components, when
+// the file system can tell (os.DirFS and os.Root.FS can).
+func (s *Source) noLinks(p string) error {
+	if _, ok := s.fsys.(fs.ReadLinkFS); !ok {
+		return nil
+	}
+	cur := ""
+	for _, seg := range strings.Split(p, "/") {
+		cur = path.Join(cur, seg)
+		fi, err := fs.Lstat(s.fsys, cur)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // the caller reports it missing
+			}
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%w: %q is a symbolic link", skill.ErrInvalidResourcePath, cur)
+		}
+	}
+	return nil
+}
+
+// cleanRel cleans a relative, "/"-separated path and refuses one that is
+// absolute or climbs out with "..".
+func cleanRel(p string) (string, error) {
+	if strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\\\x00") {
+		return "", errors.New("not a relative path")
+	}
+	c := path.Clean("./" + p)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", errors.New("leaves the folder")
+	}
+	return c, nil
+}
+
+// WithLogger returns a Source over the same files that logs to l.
+func (s *Source) WithLogger(l *slog.Logger) *Source {
+	return New(s.fsys, l)
+}

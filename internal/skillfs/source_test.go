@@ -1,0 +1,149 @@
+package skillfs
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/tool/skilltoolset/skill"
+)
+
+// writeTree creates files (path -> content) under dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+	}
+}
+
+// skillsTree is a skills folder with good, tolerant, broken and hostile
+// entries, plus a secret outside it that symlinks point at.
+func skillsTree(t *testing.T) (dir, secret string) {
+	t.Helper()
+	base := t.TempDir()
+	dir = filepath.Join(base, "skills")
+	secret = filepath.Join(base, "secret.txt")
+	require.NoError(t, os.WriteFile(secret, []byte("TOP SECRET"), 0o600))
+	writeTree(t, dir, map[string]string{
+		"good/SKILL.md":                  "---\nname: good\ndescription: Good.\n---\nDo good.\n",
+		"good/scripts/run.py":            "print(1)\n",
+		"good/cards/a.json":              "{}",
+		"good/.git/config":               "[core]\n",
+		"good/scripts/__pycache__/x.pyc": "bytecode",
+		"tolerant/SKILL.md":              "---\nname: tolerant\ndescription: Extra keys.\nargument-hint: x\nuser-invocable: true\n---\n",
+		"broken/SKILL.md":                "---\nname: broken\ndescription: [oops\n",
+		"mismatch/SKILL.md":              "---\nname: other-name\ndescription: Wrong folder.\n---\n",
+		"not-a-skill/README.md":          "no SKILL.md here",
+		"stray.md":                       "a file at the top level",
+	})
+	require.NoError(t, os.Symlink(secret, filepath.Join(dir, "good", "cards", "leak.txt")))
+	require.NoError(t, os.Symlink(filepath.Dir(secret), filepath.Join(dir, "good", "outside")))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "good"), filepath.Join(dir, "linked")))
+	return dir, secret
+}
+
+func TestListFrontmattersSkipsBrokenSkills(t *testing.T) {
+	dir, _ := skillsTree(t)
+	var logs bytes.Buffer
+	src := New(os.DirFS(dir), slog.New(slog.NewTextHandler(&logs, nil)))
+	for range 3 {
+		fms, err := src.ListFrontmatters(context.Background())
+		require.NoError(t, err)
+		var names []string
+		for _, fm := range fms {
+			names = append(names, fm.Name)
+		}
+		assert.Equal(t, []string{"good", "tolerant"}, names, "broken skills are left out, the rest stay; symlinked folders are not skills")
+	}
+	out := logs.String()
+	assert.Equal(t, 1, strings.Count(out, "skill=broken"), "one warning per problem, however often the catalogue is read:\n%s", out)
+	assert.Equal(t, 1, strings.Count(out, "skill=mismatch"))
+	assert.Contains(t, out, "does not match the folder name")
+	assert.NotContains(t, out, "not-a-skill")
+
+	skills, err := src.Scan()
+	require.NoError(t, err)
+	assert.Len(t, skills, 4, "Scan reports every folder with a SKILL.md, valid or not")
+}
+
+func TestLoadAndListResources(t *testing.T) {
+	dir, _ := skillsTree(t)
+	src := New(os.DirFS(dir), slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+
+	files, err := src.ListResources(ctx, "good", "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"SKILL.md", "cards/a.json", "scripts/run.py"}, files, "whole folder, no symlinks, no .git or __pycache__")
+	sub, err := src.ListResources(ctx, "good", "scripts")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"scripts/run.py"}, sub)
+
+	body, err := src.LoadInstructions(ctx, "good")
+	require.NoError(t, err)
+	assert.Equal(t, "Do good.\n", body)
+	fm, err := src.LoadFrontmatter(ctx, "tolerant")
+	require.NoError(t, err)
+	assert.Equal(t, "Extra keys.", fm.Description)
+
+	rc, err := src.LoadResource(ctx, "good", "cards/a.json")
+	require.NoError(t, err)
+	data, _ := io.ReadAll(rc)
+	require.NoError(t, rc.Close())
+	assert.Equal(t, "{}", string(data))
+
+	bad := []struct {
+		skill, path string
+		want        error
+	}{
+		{"good", "cards/leak.txt", skill.ErrInvalidResourcePath},
+		{"good", "outside/secret.txt", skill.ErrInvalidResourcePath},
+		{"good", "../tolerant/SKILL.md", skill.ErrInvalidResourcePath},
+		{"good", "/etc/passwd", skill.ErrInvalidResourcePath},
+		{"good", "cards", skill.ErrResourceNotFound},
+		{"good", "nope.txt", skill.ErrResourceNotFound},
+		{"good", ".", skill.ErrInvalidResourcePath},
+		{"linked", "cards/a.json", skill.ErrSkillNotFound},
+		{"../skills/good", "cards/a.json", skill.ErrInvalidSkillName},
+		{"nope", "x", skill.ErrSkillNotFound},
+	}
+	for _, b := range bad {
+		rc, err := src.LoadResource(ctx, b.skill, b.path)
+		if rc != nil {
+			data, _ := io.ReadAll(rc)
+			rc.Close()
+			t.Errorf("%s/%s opened: %q", b.skill, b.path, data)
+			continue
+		}
+		assert.ErrorIs(t, err, b.want, "%s/%s", b.skill, b.path)
+	}
+	for _, p := range []string{"../", "/", "outside"} {
+		_, err := src.ListResources(ctx, "good", p)
+		assert.Error(t, err, p)
+	}
+	_, err = src.LoadFrontmatter(ctx, "broken")
+	assert.ErrorIs(t, err, skill.ErrInvalidFrontmatter)
+	_, err = src.LoadFrontmatter(ctx, "mismatch")
+	assert.ErrorIs(t, err, skill.ErrInvalidSkillName)
+}
+
+func TestSourceOverRootFS(t *testing.T) {
+	dir, _ := skillsTree(t)
+	root, err := os.OpenRoot(dir)
+	require.NoError(t, err)
+	defer root.Close()
+	src := New(root.FS(), slog.New(slog.DiscardHandler))
+	files, err := src.ListResources(context.Background(), "good", "")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"SKILL.md", "cards/a.json", "scripts/run.py"}, files)
+	_, err = src.LoadResource(context.Background(), "good", "cards/leak.txt")
+	assert.Error(t, err)
+}

@@ -1,0 +1,56 @@
+package skilltoolset
+
+import (
+	"strconv"
+	"strings"
+)
+
+type instructionConfig struct {
+	hasExecutor bool
+	runScript   bool
+	inline      bool
+	languages   []string
+	extra       string
+}
+
+// buildInstruction writes the system instruction for one configuration. It
+// replaces ADK's default, which says scripts run "via bash" and forbids other
+// tools on skill files.
+func buildInstruction(c instructionConfig) string {
+	var b strings.Builder
+	b.WriteString("You can use Agent Skills: folders of instructions, scripts and resources for specialized tasks. " +
+		"The skills available to you are listed in <available_skills> below.\n\n")
+	b.WriteString("1. If a skill looks relevant to the user's request, call `load_skill` with `name=\"<SKILL_NAME>\"` to read its instructions first, then follow them step by step before you answer.\n")
+	b.WriteString("2. Paths inside a skill are relative to the skill's root folder (the folder holding SKILL.md), e.g. `references/guide.md` or `scripts/report.py`. `load_skill_resource` reads such a file.\n")
+	n := 3
+	step := func(s string) {
+		b.WriteString(strings.TrimSpace(strconv.Itoa(n) + ". " + s))
+		b.WriteString("\n")
+		n++
+	}
+	switch {
+	case c.runScript:
+		step("`run_skill_script` runs a script shipped with a skill: give `skill_name`, `script_path` relative to the skill's root folder " +
+			"(e.g. `scripts/report.py`, never an absolute path), `args` as a list of strings, and optional `stdin`. " +
+			"The script's working directory is the skill's root folder. When a skill's instructions show a command such as " +
+			"`python scripts/report.py --out report.pdf`, call `run_skill_script` with `script_path` `scripts/report.py` and `args` `[\"--out\", \"report.pdf\"]`: do not try to run a shell.")
+	case !c.hasExecutor:
+		step("Scripts cannot be run in this agent: no code executor is configured. You may read a script with `load_skill_resource`.")
+	}
+	if c.runScript || c.inline {
+		step("A run returns `status` (success, error or timeout), `exit_code`, `stdout` and `stderr`. Very long output keeps its beginning and end around a marker that says how much was cut. " +
+			"Every file the script writes in its working directory is saved as an artifact and listed in `output_files` with its `name`, `artifact` and `version`; the file's content is not in the response. " +
+			"Tell the user which artifacts were produced, by artifact name.")
+	}
+	if c.inline {
+		step("`run_skill_inline_script` runs code you write (language: " + strings.Join(c.languages, ", ") + "), optionally inside a skill's folder with `skill_name`. " +
+			"A human must approve every call, so prefer a skill's own scripts and keep inline scripts short and clear.")
+	}
+	step("An `error_code` ending in `_FATAL` means stop: do not call the tool again for this request; tell the user what failed.")
+	if c.extra != "" {
+		b.WriteString("\n")
+		b.WriteString(c.extra)
+		b.WriteString("\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

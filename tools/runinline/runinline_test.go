@@ -1,0 +1,150 @@
+package runinline_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/artifact"
+	"google.golang.org/adk/tool"
+	"google.golang.org/adk/tool/toolconfirmation"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/adktest"
+	"github.com/adkskills/adkskills/internal/scriptrun"
+	"github.com/adkskills/adkskills/skilltoolset"
+	"github.com/adkskills/adkskills/tools/runinline"
+	"github.com/adkskills/adkskills/tools/runscript"
+)
+
+type runner interface {
+	Run(agent.ToolContext, any) (map[string]any, error)
+}
+
+// counting counts the runs that reach the executor.
+type counting struct {
+	codeexec.Executor
+	runs int
+}
+
+func (c *counting) Execute(ctx context.Context, req *codeexec.Request) (*codeexec.Result, error) {
+	c.runs++
+	return c.Executor.Execute(ctx, req)
+}
+
+func newTool(t *testing.T) (runner, *counting) {
+	t.Helper()
+	exec := &counting{Executor: codeexec.NewLocal()}
+	tl, err := runinline.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS("../../testdata/skills")), Executor: exec})
+	require.NoError(t, err)
+	return tl.(runner), exec
+}
+
+const script = "import sys, pathlib\npathlib.Path('made.txt').write_text(sys.argv[1])\nprint(open('cards/greeting.txt').read().strip())\n"
+
+var call = map[string]any{"language": "python", "script": script, "args": []any{"argv1"}, "skill_name": "report-writer"}
+
+func TestFirstCallAsksForConfirmation(t *testing.T) {
+	tl, exec := newTool(t)
+	tc, _ := adktest.ToolContext(t, nil, "inv")
+	resp, err := tl.Run(tc, call)
+	require.ErrorIs(t, err, tool.ErrConfirmationRequired)
+	assert.Nil(t, resp)
+	assert.Zero(t, exec.runs, "nothing runs before approval")
+	req := tc.Actions().RequestedToolConfirmations["call-1"]
+	assert.Contains(t, req.Hint, script)
+	assert.Contains(t, req.Hint, `args: ["argv1"]`)
+	assert.Contains(t, req.Hint, `python script in skill "report-writer"`)
+	payload := req.Payload.(map[string]any)
+	assert.Equal(t, script, payload["script"])
+	assert.Equal(t, []string{"argv1"}, payload["args"])
+	assert.Len(t, payload["sha256"], 64)
+}
+
+func approval(t *testing.T, args map[string]any) *toolconfirmation.ToolConfirmation {
+	t.Helper()
+	tl, _ := newTool(t)
+	tc, _ := adktest.ToolContext(t, nil, "inv")
+	_, _ = tl.Run(tc, args)
+	c := tc.Actions().RequestedToolConfirmations["call-1"]
+	// A persistent session returns the payload through JSON.
+	b, err := json.Marshal(c.Payload)
+	require.NoError(t, err)
+	var p map[string]any
+	require.NoError(t, json.Unmarshal(b, &p))
+	return &toolconfirmation.ToolConfirmation{Confirmed: true, Payload: p}
+}
+
+func TestApprovedRunsExactlyTheConfirmedScript(t *testing.T) {
+	tl, exec := newTool(t)
+	svc := artifact.InMemoryService()
+	tc, _ := adktest.ToolContext(t, svc, "inv", approval(t, call))
+	resp, err := tl.Run(tc, call)
+	require.NoError(t, err)
+	require.Equal(t, "success", resp["status"], resp)
+	assert.Equal(t, "Hello, {name}! Ünïcödé 你好 🎉\n", resp["stdout"], "runs inside the skill's staged folder")
+	files := resp["output_files"].([]map[string]any)
+	require.Len(t, files, 1)
+	assert.Equal(t, "made.txt", files[0]["name"])
+	assert.Equal(t, 1, exec.runs)
+
+	changed := map[string]any{"language": "python", "script": "print('something else')\n", "skill_name": "report-writer", "args": []any{"argv1"}}
+	tc2, _ := adktest.ToolContext(t, svc, "inv2", approval(t, call))
+	resp, err = tl.Run(tc2, changed)
+	require.NoError(t, err)
+	assert.Equal(t, scriptrun.CodeConfirmationRejected, resp["error_code"], "an approval covers only the script it showed")
+	assert.Equal(t, 1, exec.runs)
+}
+
+func TestRejectedRunsNothing(t *testing.T) {
+	tl, exec := newTool(t)
+	tc, _ := adktest.ToolContext(t, nil, "inv", &toolconfirmation.ToolConfirmation{Confirmed: false})
+	resp, err := tl.Run(tc, call)
+	require.NoError(t, err)
+	assert.Equal(t, scriptrun.CodeConfirmationRejected, resp["error_code"])
+	assert.Zero(t, exec.runs)
+}
+
+func TestInvalidCallsNeedNoApproval(t *testing.T) {
+	tl, exec := newTool(t)
+	cases := []struct {
+		args map[string]any
+		code string
+		msg  string
+	}{
+		{map[string]any{"script": "x"}, scriptrun.CodeInvalidArguments, `"language"`},
+		{map[string]any{"language": "ruby", "script": "x"}, scriptrun.CodeInvalidArguments, "python, bash, node"},
+		{map[string]any{"language": "python"}, scriptrun.CodeInvalidArguments, `"script"`},
+		{map[string]any{"language": "python", "script": "x", "args": []any{1.0}}, scriptrun.CodeInvalidArguments, `"args[0]"`},
+		{map[string]any{"language": "python", "script": "x", "skill_name": "nope"}, scriptrun.CodeSkillNotFound, "available skills"},
+	}
+	for _, c := range cases {
+		tc, _ := adktest.ToolContext(t, nil, "inv")
+		resp, err := tl.Run(tc, c.args)
+		require.NoError(t, err)
+		assert.Equal(t, c.code, resp["error_code"], c.args)
+		assert.Contains(t, resp["error"], c.msg)
+		assert.Empty(t, tc.Actions().RequestedToolConfirmations)
+	}
+	assert.Zero(t, exec.runs)
+}
+
+func TestInlineWithoutSkill(t *testing.T) {
+	tl, _ := newTool(t)
+	for _, c := range []struct{ lang, script, want string }{
+		{"python", "print('py', 6*7)", "py 42\n"},
+		{"bash", "echo \"bash $1\"", "bash x\n"},
+		{"node", "console.log('node', process.argv[2])", "node x\n"},
+	} {
+		args := map[string]any{"language": c.lang, "script": c.script, "args": []any{"x"}}
+		tc, _ := adktest.ToolContext(t, nil, "inv", approval(t, args))
+		resp, err := tl.Run(tc, args)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, resp["stdout"], c.lang)
+		assert.Empty(t, resp["output_files"], "the staged script is not an output")
+	}
+}

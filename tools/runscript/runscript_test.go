@@ -1,0 +1,152 @@
+package runscript_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/artifact"
+	"google.golang.org/adk/model"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/adktest"
+	"github.com/adkskills/adkskills/internal/scriptrun"
+	"github.com/adkskills/adkskills/skilltoolset"
+	"github.com/adkskills/adkskills/tools/runscript"
+)
+
+type runner interface {
+	Run(agent.ToolContext, any) (map[string]any, error)
+	ProcessRequest(agent.ToolContext, *model.LLMRequest) error
+}
+
+// skillDir writes a skill with a script, a data file, a non-script and a
+// symlinked script pointing outside the skill.
+func skillDir(t *testing.T) string {
+	t.Helper()
+	base := t.TempDir()
+	dir := filepath.Join(base, "skills")
+	write := func(p, content string) {
+		full := filepath.Join(dir, p)
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+	}
+	write("demo/SKILL.md", "---\nname: demo\ndescription: Demo.\n---\n")
+	write("demo/scripts/hello.sh", "echo \"hello $1\"; cat data/in.txt\n")
+	write("demo/data/in.txt", "data\n")
+	write("demo/references/doc.md", "# doc\n")
+	outside := filepath.Join(base, "evil.sh")
+	require.NoError(t, os.WriteFile(outside, []byte("echo escaped\n"), 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "demo", "scripts", "evil.sh")))
+	return dir
+}
+
+func newTool(t *testing.T, exec codeexec.Executor) runner {
+	t.Helper()
+	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(skillDir(t))), Executor: exec})
+	require.NoError(t, err)
+	return tl.(runner)
+}
+
+func TestRunScriptAnswers(t *testing.T) {
+	tl := newTool(t, codeexec.NewLocal())
+	cases := []struct {
+		name string
+		args any
+		code string
+		msg  string
+	}{
+		{"missing skill_name", map[string]any{"script_path": "scripts/hello.sh"}, scriptrun.CodeInvalidArguments, `"skill_name"`},
+		{"missing script_path", map[string]any{"skill_name": "demo"}, scriptrun.CodeInvalidArguments, `"script_path"`},
+		{"args not a list", map[string]any{"skill_name": "demo", "script_path": "scripts/hello.sh", "args": "x y"}, scriptrun.CodeInvalidArguments, `"args"`},
+		{"stdin not a string", map[string]any{"skill_name": "demo", "script_path": "scripts/hello.sh", "stdin": 1.0}, scriptrun.CodeInvalidArguments, `"stdin"`},
+		{"unknown argument", map[string]any{"skill_name": "demo", "script_path": "scripts/hello.sh", "shell": true}, scriptrun.CodeInvalidArguments, `"shell"`},
+		{"traversal", map[string]any{"skill_name": "demo", "script_path": "../demo/scripts/hello.sh"}, scriptrun.CodeInvalidArguments, `".."`},
+		{"absolute", map[string]any{"skill_name": "demo", "script_path": "/bin/sh"}, scriptrun.CodeInvalidArguments, "absolute"},
+		{"unknown skill", map[string]any{"skill_name": "nope", "script_path": "scripts/hello.sh"}, scriptrun.CodeSkillNotFound, "available skills: [demo]"},
+		{"skill traversal", map[string]any{"skill_name": "../skills", "script_path": "x.sh"}, scriptrun.CodeSkillNotFound, ""},
+		{"missing script", map[string]any{"skill_name": "demo", "script_path": "scripts/nope.sh"}, scriptrun.CodeScriptNotFound, "scripts/hello.sh"},
+		{"symlinked script", map[string]any{"skill_name": "demo", "script_path": "scripts/evil.sh"}, scriptrun.CodeScriptNotFound, ""},
+		{"not a script", map[string]any{"skill_name": "demo", "script_path": "references/doc.md"}, scriptrun.CodeUnsupportedScriptType, ".py, .sh"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tc, _ := adktest.ToolContext(t, nil, "inv-"+c.name)
+			resp, err := tl.Run(tc, c.args)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"error", "error_code"}, keys(resp))
+			assert.Equal(t, c.code, resp["error_code"], resp["error"])
+			assert.Contains(t, resp["error"], c.msg)
+		})
+	}
+}
+
+func keys(m map[string]any) []string {
+	var out []string
+	for _, k := range []string{"error", "error_code", "exit_code", "output_files", "status", "stderr", "stdout", "timed_out", "warning"} {
+		if _, ok := m[k]; ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func TestRunScriptRuns(t *testing.T) {
+	tl := newTool(t, codeexec.NewLocal())
+	tc, _ := adktest.ToolContext(t, artifact.InMemoryService(), "inv")
+	resp, err := tl.Run(tc, map[string]any{"skill_name": "demo", "script_path": "./scripts/hello.sh", "args": []any{"wörld; rm -rf /"}})
+	require.NoError(t, err)
+	assert.Equal(t, "success", resp["status"], resp)
+	assert.Equal(t, "hello wörld; rm -rf /\ndata\n", resp["stdout"], "args are argv, never a shell; data next to the script is staged")
+	assert.Empty(t, resp["output_files"])
+}
+
+func TestRunScriptWithoutExecutor(t *testing.T) {
+	tl := newTool(t, nil)
+	tc, _ := adktest.ToolContext(t, nil, "inv")
+	resp, err := tl.Run(tc, map[string]any{"skill_name": "demo", "script_path": "scripts/hello.sh"})
+	require.NoError(t, err)
+	assert.Equal(t, scriptrun.CodeNoCodeExecutor, resp["error_code"])
+}
+
+func TestDeclaration(t *testing.T) {
+	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(skillDir(t)))})
+	require.NoError(t, err)
+	req := &model.LLMRequest{}
+	require.NoError(t, tl.(runner).ProcessRequest(nil, req))
+	assert.Same(t, tl, req.Tools[runscript.Name])
+	decl := req.Config.Tools[0].FunctionDeclarations[0]
+	assert.Equal(t, runscript.Name, decl.Name)
+	assert.Equal(t, []string{"skill_name", "script_path"}, decl.Parameters.Required)
+	assert.ElementsMatch(t, []string{"skill_name", "script_path", "args", "stdin"}, mapKeys(decl.Parameters.Properties))
+	assert.True(t, strings.Contains(decl.Parameters.Properties["script_path"].Description, ".py, .sh, .bash, .js, .mjs, .cjs"))
+	assert.Error(t, tl.(runner).ProcessRequest(nil, req), "a duplicate declaration is refused")
+}
+
+func mapKeys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestConfigValidation(t *testing.T) {
+	src := skilltoolset.NewFSSource(os.DirFS(t.TempDir()))
+	bad := []runscript.Config{
+		{},
+		{Source: src, MaxOutputChars: -1},
+		{Source: src, Timeout: -1},
+		{Source: src, MaxSkillBytes: -1},
+		{Source: src, OutputLimits: codeexec.OutputLimits{MaxTotalBytes: -1}},
+		{Source: src, Interpreters: codeexec.Interpreters{{Language: "x"}}},
+	}
+	for i, c := range bad {
+		_, err := runscript.New(c)
+		assert.Error(t, err, "case %d", i)
+	}
+}
