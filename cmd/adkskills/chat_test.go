@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"google.golang.org/adk/model"
+	"google.golang.org/genai"
+)
+
+func TestChatWithoutAPIKey(t *testing.T) {
+	for _, args := range [][]string{{"chat"}, {"chat", "--inline", "--model", "gemini-2.5-pro"}} {
+		o := invoke(t, invocation{args: args})
+		assert.Equal(t, exitUsage, o.code)
+		assert.Equal(t, apiKeyHelp, o.stderr)
+		assert.Contains(t, o.stderr, "export GOOGLE_API_KEY=")
+		assert.Contains(t, o.stderr, "https://aistudio.google.com/apikey")
+		assert.Empty(t, o.stdout)
+	}
+}
+
+// lastFunctionResponse is the response the request ends with, or nil.
+func lastFunctionResponse(req *model.LLMRequest) map[string]any {
+	last := req.Contents[len(req.Contents)-1]
+	for _, p := range last.Parts {
+		if p.FunctionResponse != nil {
+			return p.FunctionResponse.Response
+		}
+	}
+	return nil
+}
+
+func callStep(name string, args map[string]any) func(*model.LLMRequest) (*genai.Content, error) {
+	return func(*model.LLMRequest) (*genai.Content, error) {
+		return genai.NewContentFromFunctionCall(name, args, genai.RoleModel), nil
+	}
+}
+
+// replyStep ends the turn with text that quotes the tool's status, so the
+// test sees what the model was given.
+func replyStep(text string) func(*model.LLMRequest) (*genai.Content, error) {
+	return func(req *model.LLMRequest) (*genai.Content, error) {
+		resp := lastFunctionResponse(req)
+		return genai.NewContentFromText(text+" (model saw: "+statusOf(resp)+")", genai.RoleModel), nil
+	}
+}
+
+func statusOf(resp map[string]any) string {
+	if code, ok := resp["error_code"].(string); ok {
+		return code
+	}
+	if s, ok := resp["status"].(string); ok {
+		return s
+	}
+	return "nothing"
+}
+
+const inlineScript = "print('inline says hi')\nopen('out.txt', 'w').write('made inline')\n"
+
+// TestChat drives chat with a scripted model in place of Gemini: the same
+// runner, toolset, store and confirmation round trip.
+func TestChat(t *testing.T) {
+	inlineCall := callStep("run_skill_inline_script", map[string]any{"language": "python", "script": inlineScript})
+	tests := []struct {
+		name   string
+		flags  []string
+		steps  []func(*model.LLMRequest) (*genai.Content, error)
+		input  string
+		stdout []string // pieces, in order
+		stderr string
+		absent []string
+		saved  string // an artifact the turn saved, read back with artifacts cat
+	}{
+		{
+			name:  "skill script",
+			steps: []func(*model.LLMRequest) (*genai.Content, error){callStep("run_skill_script", map[string]any{"skill_name": "report-writer", "script_path": "scripts/report.py", "args": []any{"Ada"}}), replyStep("Your report is ready.")},
+			input: "write a report about Ada\n",
+			stdout: []string{"adkskills chat: test-model, skills from ", "you> ",
+				`  [call] run_skill_script {"args":["Ada"],"script_path":"scripts/report.py","skill_name":"report-writer"}`,
+				"  [result] run_skill_script: success, exit code 0, saved badge.png v1, dist%2Fdata%2Fsummary.json v1, report.md v1\n",
+				"Your report is ready. (model saw: success)\n", "you> "},
+			saved: "report.md",
+		},
+		{
+			name:  "inline script approved",
+			flags: []string{"--inline"},
+			steps: []func(*model.LLMRequest) (*genai.Content, error){inlineCall, replyStep("Done.")},
+			input: "say hi\ny\n",
+			stdout: []string{`  [call] run_skill_inline_script {"language":"python"`,
+				"  [result] run_skill_inline_script: waiting for your approval\n",
+				"  [approval] run_skill_inline_script needs your approval:\n", "    print('inline says hi')\n", "Run it? [y/N] ",
+				"  [result] run_skill_inline_script: success, exit code 0, saved out.txt v1\n",
+				"Done. (model saw: success)\n"},
+			saved: "out.txt",
+		},
+		{
+			name:   "inline script rejected",
+			flags:  []string{"--inline"},
+			steps:  []func(*model.LLMRequest) (*genai.Content, error){inlineCall, replyStep("Fine.")},
+			input:  "say hi\nn\n",
+			stdout: []string{"Run it? [y/N] ", "  [approval] rejected\n", "  [result] run_skill_inline_script: CONFIRMATION_REJECTED: ", "Fine. (model saw: CONFIRMATION_REJECTED)\n"},
+			absent: []string{"saved out.txt"},
+		},
+		{
+			name:   "end of input at the approval prompt rejects",
+			flags:  []string{"--inline"},
+			steps:  []func(*model.LLMRequest) (*genai.Content, error){inlineCall, replyStep("Fine.")},
+			input:  "say hi\n",
+			stdout: []string{"Run it? [y/N] \n", "  [approval] rejected\n", "(model saw: CONFIRMATION_REJECTED)"},
+		},
+		{
+			name: "a model error is one line and the chat goes on",
+			steps: []func(*model.LLMRequest) (*genai.Content, error){
+				func(*model.LLMRequest) (*genai.Content, error) { return nil, errors.New("quota exceeded\nretry later") },
+				func(*model.LLMRequest) (*genai.Content, error) {
+					return genai.NewContentFromText("Back again.", genai.RoleModel), nil
+				},
+			},
+			input:  "first\nsecond\n/quit\nnever read\n",
+			stdout: []string{"you> ", "you> ", "Back again.\n", "you> \n"},
+			stderr: "adkskills: quota exceeded …\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vars, _ := store(t)
+			vars["GOOGLE_API_KEY"] = "test-key"
+			m := &stepModel{steps: tt.steps}
+			var gotKey, gotName string
+			var stdout, stderr bytes.Buffer
+			e := env{
+				getenv: func(k string) string { return vars[k] },
+				newModel: func(_ context.Context, name, key string) (model.LLM, error) {
+					gotName, gotKey = name, key
+					return m, nil
+				},
+			}
+			args := append([]string{"chat", "--skills", testSkills(t), "--model", "test-model"}, tt.flags...)
+			code := run(context.Background(), args, strings.NewReader(tt.input), &stdout, &stderr, e)
+			assert.Equal(t, exitOK, code, stderr.String())
+			assert.Equal(t, "test-key", gotKey)
+			assert.Equal(t, "test-model", gotName)
+			assert.Equal(t, len(tt.steps), m.calls(), "model calls")
+			rest := stdout.String()
+			for _, piece := range tt.stdout {
+				i := strings.Index(rest, piece)
+				if !assert.GreaterOrEqual(t, i, 0, "stdout lacks %q (in order):\n%s", piece, stdout.String()) {
+					break
+				}
+				rest = rest[i+len(piece):]
+			}
+			for _, a := range tt.absent {
+				assert.NotContains(t, stdout.String(), a)
+			}
+			assert.Equal(t, tt.stderr, stderr.String())
+			if tt.saved != "" {
+				o := invoke(t, invocation{vars: vars, args: []string{"artifacts", "cat", tt.saved}})
+				assert.Equal(t, exitOK, o.code, o.stderr)
+				assert.NotEmpty(t, o.stdout)
+			}
+		})
+	}
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"google.golang.org/adk/artifact"
+
+	"github.com/adkskills/adkskills/fileartifact"
+	"github.com/adkskills/adkskills/internal/scriptrun"
+)
+
+const artifactsAbout = `Lists the artifacts of a session of the store (ls, the default): name,
+number of versions, latest version, its size and MIME type. cat prints the
+raw bytes of an artifact's latest version, or of --version N. NAME is the
+artifact name (dist%2Freport.zip) or the script's file path (dist/report.zip).`
+
+func artifactsCommand(ctx context.Context, c *cli, args []string) int {
+	fs := newFlagSet("artifacts", "adkskills artifacts [ls] [flags]\n       adkskills artifacts cat NAME [--version N] [flags]", artifactsAbout)
+	var st storeFlags
+	st.register(fs)
+	version := fs.Int64("version", 0, "cat: the `N`th version (default the latest)")
+	pos, _, code, done := c.parse(fs, args)
+	if done {
+		return code
+	}
+	sub := "ls"
+	if len(pos) > 0 {
+		sub, pos = pos[0], pos[1:]
+	}
+	switch sub {
+	case "ls":
+		if len(pos) > 0 {
+			return c.usageError(fs, "artifacts ls: unexpected argument %q", pos[0])
+		}
+		if *version != 0 {
+			return c.usageError(fs, "artifacts ls: --version is for cat")
+		}
+	case "cat":
+		if len(pos) != 1 {
+			return c.usageError(fs, "artifacts cat needs exactly one NAME")
+		}
+		if *version < 0 {
+			return c.usageError(fs, "artifacts cat: --version must be positive, got %d", *version)
+		}
+	default:
+		return c.usageError(fs, "artifacts: unknown subcommand %q (ls or cat)", sub)
+	}
+	store, dir, err := c.openStore(st.dir)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	if sub == "ls" {
+		return c.artifactsLs(ctx, store, dir, st.session)
+	}
+	return c.artifactsCat(ctx, store, st.session, pos[0], *version)
+}
+
+func (c *cli) artifactsLs(ctx context.Context, store *fileartifact.Service, dir, sessionID string) int {
+	userID := c.userID()
+	list, err := store.List(ctx, &artifact.ListRequest{AppName: appName, UserID: userID, SessionID: sessionID})
+	if err != nil {
+		c.errorf("listing artifacts: %v", err)
+		return exitFailure
+	}
+	if len(list.FileNames) == 0 {
+		fmt.Fprintf(c.stderr, "adkskills: no artifacts in session %q of %s\n", sessionID, dir)
+		return exitOK
+	}
+	names := slices.Sorted(slices.Values(list.FileNames))
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSIONS\tLATEST\tSIZE\tMIME")
+	for _, name := range names {
+		vs, err := store.Versions(ctx, &artifact.VersionsRequest{AppName: appName, UserID: userID, SessionID: sessionID, FileName: name})
+		if err != nil || len(vs.Versions) == 0 {
+			fmt.Fprintf(tw, "%s\t?\t?\t?\t%v\n", name, err)
+			continue
+		}
+		latest := slices.Max(vs.Versions)
+		mime, size := "?", "?"
+		if v, err := store.GetArtifactVersion(ctx, &artifact.GetArtifactVersionRequest{AppName: appName, UserID: userID, SessionID: sessionID, FileName: name, Version: latest}); err == nil {
+			mime = v.ArtifactVersion.MimeType
+		}
+		if p, err := store.Path(appName, userID, sessionID, name, latest); err == nil {
+			if fi, err := os.Stat(p); err == nil {
+				size = humanSize(fi.Size())
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", name, len(vs.Versions), latest, size, mime)
+	}
+	if err := tw.Flush(); err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func (c *cli) artifactsCat(_ context.Context, store *fileartifact.Service, sessionID, name string, version int64) int {
+	userID := c.userID()
+	// NAME may be a script's file path: look under the name it was saved
+	// under, directly when NAME cannot be an artifact name, else when NAME
+	// itself is not found.
+	mapped := scriptrun.ArtifactName(name)
+	lookupName := name
+	if strings.ContainsAny(name, "/\\") {
+		lookupName = mapped
+	}
+	p, err := store.Path(appName, userID, sessionID, lookupName, version)
+	if errors.Is(err, fs.ErrNotExist) && lookupName != mapped {
+		p, err = store.Path(appName, userID, sessionID, mapped, version)
+	}
+	if err != nil {
+		what := fmt.Sprintf("artifact %q", name)
+		if version > 0 {
+			what += fmt.Sprintf(" version %d", version)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			c.errorf("%s not found in session %q (see adkskills artifacts ls)", what, sessionID)
+		} else {
+			c.errorf("%s: %v", what, err)
+		}
+		return exitFailure
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	defer f.Close()
+	if _, err := io.Copy(c.stdout, f); err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	return exitOK
+}

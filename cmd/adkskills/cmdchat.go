@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/model/gemini"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/tool"
+	"google.golang.org/adk/tool/toolconfirmation"
+	"google.golang.org/genai"
+
+	"github.com/adkskills/adkskills/skilltoolset"
+)
+
+const chatAbout = `Starts an interactive agent in the terminal: ADK's runner with a Gemini
+model, the skills toolset and the artifact store. It prints the model's
+text and one line per tool call and result. With --inline the model may
+also write its own scripts; each one is shown to you and runs only if you
+answer y. Type /quit or press Ctrl-D to leave.
+
+Needs GOOGLE_API_KEY (a Gemini API key from https://aistudio.google.com/apikey).`
+
+const chatInstruction = "You are a helpful assistant working in the user's terminal. " +
+	"Use the skills when they fit the request, run their scripts with the tools you have, " +
+	"and tell the user which artifacts (files) a run saved, by name."
+
+// apiKeyHelp is what chat prints when no key is set.
+const apiKeyHelp = `adkskills: chat needs a Gemini API key: GOOGLE_API_KEY is not set.
+Set it and try again:
+    export GOOGLE_API_KEY=...   # create a key at https://aistudio.google.com/apikey
+`
+
+// newGemini is the chat model: ADK's Gemini model.
+func newGemini(ctx context.Context, name, apiKey string) (model.LLM, error) {
+	return gemini.NewModel(ctx, name, &genai.ClientConfig{APIKey: apiKey, Backend: genai.BackendGeminiAPI})
+}
+
+func chatCommand(ctx context.Context, c *cli, args []string) int {
+	fs := newFlagSet("chat", "adkskills chat [flags]", chatAbout)
+	skills := skillsFlag(fs)
+	modelName := fs.String("model", defaultModel, "the Gemini `MODEL`")
+	inline := fs.Bool("inline", false, "offer run_skill_inline_script: the model may write scripts, each run only after you approve it")
+	var st storeFlags
+	st.register(fs)
+	var ex execFlags
+	ex.register(fs)
+	pos, _, code, done := c.parse(fs, args)
+	if done {
+		return code
+	}
+	if len(pos) > 0 {
+		return c.usageError(fs, "chat: unexpected argument %q", pos[0])
+	}
+	if err := ex.check(); err != nil {
+		return c.usageError(fs, "chat: %v", err)
+	}
+	apiKey := c.env.getenv("GOOGLE_API_KEY")
+	if apiKey == "" {
+		io.WriteString(c.stderr, apiKeyHelp)
+		return exitUsage
+	}
+	dir := c.skillsDir(*skills)
+	root, err := c.openSkills(dir)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitUsage
+	}
+	defer root.Close()
+	store, storeDir, err := c.openStore(st.dir)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	exe, err := c.executor(ctx, ex.sandbox)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	ts, err := skilltoolset.New(ctx, skilltoolset.NewFSSource(root.FS()),
+		skilltoolset.WithCodeExecutor(exe),
+		skilltoolset.WithInlineScripts(*inline),
+		skilltoolset.WithScriptTimeout(ex.timeout),
+		skilltoolset.WithMaxOutputChars(ex.maxChars),
+		skilltoolset.WithLogger(c.logger(slog.LevelWarn)))
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	newModel := c.env.newModel
+	if newModel == nil {
+		newModel = newGemini
+	}
+	m, err := newModel(ctx, *modelName, apiKey)
+	if err != nil {
+		c.errorf("model %s: %v", *modelName, err)
+		return exitFailure
+	}
+	a, err := llmagent.New(llmagent.Config{
+		Name:        "adkskills_chat",
+		Description: "A terminal assistant that uses Agent Skills.",
+		Model:       m,
+		Instruction: chatInstruction,
+		Toolsets:    []tool.Toolset{ts},
+	})
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	sessions := session.InMemoryService()
+	r, err := runner.New(runner.Config{AppName: appName, Agent: a, SessionService: sessions, ArtifactService: store})
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	userID := c.userID()
+	if _, err := sessions.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: st.session}); err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+
+	fmt.Fprintf(c.stdout, "adkskills chat: %s, skills from %s, files saved to %s (session %q). /quit or Ctrl-D to leave.\n",
+		*modelName, dir, storeDir, st.session)
+	in := bufio.NewReader(c.stdin)
+	for {
+		fmt.Fprint(c.stdout, "you> ")
+		line, readErr := in.ReadString('\n')
+		text := strings.TrimSpace(line)
+		if text == "/quit" || text == "/exit" || (text == "" && readErr != nil) {
+			fmt.Fprintln(c.stdout)
+			break
+		}
+		if text == "" {
+			continue
+		}
+		msg := genai.NewContentFromText(text, genai.RoleUser)
+		for msg != nil && ctx.Err() == nil {
+			pending, err := c.chatTurn(ctx, r, userID, st.session, msg)
+			if err != nil {
+				c.errorf("%s", oneLine(err.Error(), 300))
+				break
+			}
+			msg = c.confirm(in, pending)
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintln(c.stdout)
+			return exitInterrupted
+		}
+		if readErr != nil {
+			break
+		}
+	}
+	return exitOK
+}
+
+// chatTurn runs one turn and prints it: the model's text, and one line per
+// tool call and result. It returns the confirmation requests the turn ended
+// with.
+func (c *cli) chatTurn(ctx context.Context, r *runner.Runner, userID, sessionID string, msg *genai.Content) ([]*genai.FunctionCall, error) {
+	var pending []*genai.FunctionCall
+	for ev, err := range r.Run(ctx, userID, sessionID, msg, agent.RunConfig{}) {
+		if err != nil {
+			return nil, err
+		}
+		if ev.Content == nil || ev.Partial {
+			continue
+		}
+		waiting := len(ev.Actions.RequestedToolConfirmations) > 0
+		for _, p := range ev.Content.Parts {
+			switch {
+			case p.FunctionCall != nil && p.FunctionCall.Name == toolconfirmation.FunctionCallName:
+				pending = append(pending, p.FunctionCall)
+			case p.FunctionCall != nil:
+				args, _ := json.Marshal(p.FunctionCall.Args)
+				fmt.Fprintf(c.stdout, "  [call] %s %s\n", p.FunctionCall.Name, oneLine(string(args), 160))
+			case p.FunctionResponse != nil:
+				note := resultNote(p.FunctionResponse.Response)
+				if waiting {
+					note = "waiting for your approval"
+				}
+				fmt.Fprintf(c.stdout, "  [result] %s: %s\n", p.FunctionResponse.Name, note)
+			case p.Text != "" && !p.Thought:
+				fmt.Fprintln(c.stdout, strings.TrimRight(p.Text, "\n"))
+			}
+		}
+	}
+	return pending, nil
+}
+
+// resultNote is the one-line summary of a tool's response.
+func resultNote(resp map[string]any) string {
+	if code, ok := resp["error_code"]; ok {
+		return fmt.Sprintf("%v: %s", code, oneLine(fmt.Sprint(resp["error"]), 200))
+	}
+	if msg, ok := resp["error"]; ok {
+		return "error: " + oneLine(fmt.Sprint(msg), 200)
+	}
+	status, ok := resp["status"]
+	if !ok {
+		return "ok"
+	}
+	exit, _ := intOf(resp["exit_code"])
+	note := fmt.Sprintf("%v, exit code %d", status, exit)
+	var saved []string
+	for _, f := range manifest(resp["output_files"]) {
+		if art, ok := f["artifact"].(string); ok {
+			v, _ := intOf(f["version"])
+			saved = append(saved, fmt.Sprintf("%s v%d", art, v))
+		}
+	}
+	if len(saved) > 0 {
+		note += fmt.Sprintf(", saved %s", strings.Join(saved, ", "))
+	}
+	if w, ok := resp["warning"].(string); ok {
+		note += "; warning: " + oneLine(w, 120)
+	}
+	return note
+}
+
+// confirm asks the human about each confirmation request and returns the
+// message that answers them (nil when there is none).
+func (c *cli) confirm(in *bufio.Reader, calls []*genai.FunctionCall) *genai.Content {
+	if len(calls) == 0 {
+		return nil
+	}
+	reply := &genai.Content{Role: genai.RoleUser}
+	for _, fc := range calls {
+		var tc toolconfirmation.ToolConfirmation
+		if b, err := json.Marshal(fc.Args["toolConfirmation"]); err == nil {
+			_ = json.Unmarshal(b, &tc)
+		}
+		name := "a tool"
+		if orig, err := toolconfirmation.OriginalCallFrom(fc); err == nil {
+			name = orig.Name
+		}
+		fmt.Fprintf(c.stdout, "  [approval] %s needs your approval:\n", name)
+		for _, l := range strings.Split(strings.TrimRight(tc.Hint, "\n"), "\n") {
+			fmt.Fprintf(c.stdout, "    %s\n", l)
+		}
+		fmt.Fprint(c.stdout, "Run it? [y/N] ")
+		answer, err := in.ReadString('\n')
+		answer = strings.ToLower(strings.TrimSpace(answer))
+		ok := err == nil && (answer == "y" || answer == "yes")
+		if err != nil {
+			fmt.Fprintln(c.stdout)
+		}
+		if !ok {
+			fmt.Fprintln(c.stdout, "  [approval] rejected")
+		}
+		reply.Parts = append(reply.Parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{
+			ID:       fc.ID,
+			Name:     toolconfirmation.FunctionCallName,
+			Response: map[string]any{"confirmed": ok, "payload": tc.Payload},
+		}})
+	}
+	return reply
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/skillfs"
+)
+
+const listAbout = `Lists the skills of the skills folder: name, description and the files
+run_skill_script can run, then the skill folders that cannot be loaded, with
+the reason (run adkskills validate for every problem, with line numbers).`
+
+func listCommand(ctx context.Context, c *cli, args []string) int {
+	fs := newFlagSet("list", "adkskills list [--skills DIR]", listAbout)
+	skills := skillsFlag(fs)
+	pos, _, code, done := c.parse(fs, args)
+	if done {
+		return code
+	}
+	if len(pos) > 0 {
+		return c.usageError(fs, "list: unexpected argument %q", pos[0])
+	}
+	dir := c.skillsDir(*skills)
+	root, err := c.openSkills(dir)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitUsage
+	}
+	defer root.Close()
+	src := skillfs.New(root.FS(), c.logger(slog.LevelError))
+	found, err := src.Scan()
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	table := codeexec.DefaultInterpreters()
+	w := c.stdout
+	var problems []skillfs.Skill
+	valid := 0
+	for _, sk := range found {
+		if sk.Err != nil {
+			problems = append(problems, sk)
+			continue
+		}
+		valid++
+		fm := sk.Parsed.Frontmatter
+		fmt.Fprintln(w, fm.Name)
+		wrap(w, fm.Description, "    ", 80)
+		var runnable []string
+		files, err := src.ListResources(ctx, fm.Name, "")
+		if err != nil {
+			fmt.Fprintf(w, "    files: cannot be listed: %v\n", err)
+		}
+		for _, f := range files {
+			if _, err := table.ForScript(f); err == nil {
+				runnable = append(runnable, f)
+			}
+		}
+		if len(runnable) == 0 {
+			fmt.Fprintln(w, "    scripts: none")
+		} else {
+			fmt.Fprintf(w, "    scripts: %s\n", strings.Join(runnable, ", "))
+		}
+	}
+	if len(found) == 0 {
+		fmt.Fprintf(w, "no skills in %s (a skill is a folder holding a %s)\n", dir, skillfs.SkillFile)
+		return exitOK
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(w, "\n%s cannot be loaded:\n", plural(len(problems), "skill folder", "skill folders"))
+		for _, sk := range problems {
+			// The reason starts with the skill file's path in the folder.
+			msg := sk.Err.Error()
+			file := filepath.Join(dir, sk.Dir)
+			if rest, ok := strings.CutPrefix(msg, sk.Dir+"/"+skillfs.SkillFile+": "); ok {
+				file, msg = filepath.Join(file, skillfs.SkillFile), rest
+			}
+			fmt.Fprintf(w, "%s: %s\n", file, msg)
+		}
+	}
+	fmt.Fprintf(w, "\n%s in %s", plural(valid, "skill", "skills"), dir)
+	if len(problems) > 0 {
+		fmt.Fprintf(w, "; %s cannot be loaded (adkskills validate shows every problem)", plural(len(problems), "folder", "folders"))
+	}
+	fmt.Fprintln(w)
+	return exitOK
+}
+
+// wrap writes text word-wrapped to width columns, each line indented.
+func wrap(w io.Writer, text, indent string, width int) {
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if len(line) > len(indent) && len(line)+1+len(word) > width {
+			fmt.Fprintln(w, line)
+			line = indent
+		}
+		if len(line) > len(indent) {
+			line += " "
+		}
+		line += word
+	}
+	if len(line) > len(indent) {
+		fmt.Fprintln(w, line)
+	}
+}
+
+// plural formats "1 skill", "2 skills".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+const validateAbout = `Checks every skill folder against the Agent Skills rules: the frontmatter
+parses (errors with line numbers), name and description follow the rules of
+ADK's own parser, the name matches the folder, scripts/ holds only files an
+interpreter runs. Keys outside the specification are warnings. Prints one
+FILE:LINE: message line per problem, then a summary; the exit status is 1
+when there is any error. DIR may also be a single skill folder.`
+
+func validateCommand(_ context.Context, c *cli, args []string) int {
+	fs := newFlagSet("validate", "adkskills validate [--skills DIR]", validateAbout)
+	skills := skillsFlag(fs)
+	pos, _, code, done := c.parse(fs, args)
+	if done {
+		return code
+	}
+	if len(pos) > 0 {
+		return c.usageError(fs, "validate: unexpected argument %q", pos[0])
+	}
+	dir := c.skillsDir(*skills)
+	fi, err := os.Stat(c.abs(dir))
+	if err != nil || !fi.IsDir() {
+		c.errorf("skills folder %s does not exist or is not a folder (set --skills)", dir)
+		return exitUsage
+	}
+	// A single skill folder is validated as the only skill of its parent.
+	base, only := c.abs(dir), ""
+	if _, err := os.Stat(filepath.Join(base, skillfs.SkillFile)); err == nil {
+		abs, err := filepath.Abs(base)
+		if err != nil {
+			c.errorf("%v", err)
+			return exitFailure
+		}
+		base, only = filepath.Dir(abs), filepath.Base(abs)
+		dir = filepath.Dir(filepath.Clean(dir))
+	}
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	defer root.Close()
+	report, err := skillfs.Validate(root.FS(), codeexec.DefaultInterpreters())
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	nSkills, errs, warns := 0, 0, 0
+	for _, s := range report.Skills {
+		if only == "" || s == only {
+			nSkills++
+		}
+	}
+	for _, p := range report.Problems {
+		if only != "" && !strings.HasPrefix(p.Path, only+"/") {
+			continue
+		}
+		if p.Severity == skillfs.SeverityError {
+			errs++
+		} else {
+			warns++
+		}
+		p.Path = filepath.Join(dir, filepath.FromSlash(p.Path))
+		fmt.Fprintln(c.stdout, p)
+	}
+	fmt.Fprintf(c.stdout, "%s, %s (%s, %s)\n", plural(nSkills, "skill", "skills"),
+		plural(errs+warns, "problem", "problems"), plural(errs, "error", "errors"), plural(warns, "warning", "warnings"))
+	if errs > 0 {
+		return exitFailure
+	}
+	return exitOK
+}

@@ -1,0 +1,420 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/agent/llmagent"
+	"google.golang.org/adk/artifact"
+	"google.golang.org/adk/model"
+	"google.golang.org/adk/runner"
+	"google.golang.org/adk/session"
+	"google.golang.org/adk/tool"
+	"google.golang.org/adk/tool/skilltoolset/skill"
+	"google.golang.org/genai"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/fileartifact"
+	"github.com/adkskills/adkskills/internal/scriptrun"
+	"github.com/adkskills/adkskills/internal/skillfs"
+	"github.com/adkskills/adkskills/skilltoolset"
+	"github.com/adkskills/adkskills/tools/runscript"
+)
+
+const runAbout = `Runs SCRIPT (a path relative to the skill's folder, e.g. scripts/report.py)
+of the skill SKILL exactly as an agent would: through the SkillToolset's
+run_skill_script tool, called once by a scripted model under ADK's runner,
+with the files the script writes saved in the artifact store.
+
+ARGS after -- are passed to the script as argv, never through a shell.
+Exit status: 0 success; the script's exit code (1..125) when it failed;
+124 on timeout; 1 when the tool refused the call; 2 for a usage error.`
+
+func runCommand(ctx context.Context, c *cli, args []string) int {
+	fs := newFlagSet("run", "adkskills run [flags] SKILL SCRIPT [-- ARGS...]", runAbout)
+	skills := skillsFlag(fs)
+	var st storeFlags
+	st.register(fs)
+	var ex execFlags
+	ex.register(fs)
+	stdinArg := fs.String("stdin", "", "the script's standard input: a `FILE`, or - for this command's stdin")
+	asJSON := fs.Bool("json", false, "print exactly the function response the model gets, as JSON, and nothing else on stdout")
+	pos, scriptArgs, code, done := c.parse(fs, args)
+	if done {
+		return code
+	}
+	switch {
+	case len(pos) < 2:
+		return c.usageError(fs, "run needs a SKILL and a SCRIPT, e.g. adkskills run report-writer scripts/report.py -- Ada")
+	case len(pos) > 2:
+		return c.usageError(fs, "run: unexpected argument %q: the script's arguments go after --", pos[2])
+	}
+	if err := ex.check(); err != nil {
+		return c.usageError(fs, "run: %v", err)
+	}
+	call := scriptCall{skill: pos[0], script: pos[1], args: scriptArgs}
+	if *stdinArg != "" {
+		in, err := c.readStdin(*stdinArg, scriptrun.MaxStdinBytes)
+		if err != nil {
+			c.errorf("%v", err)
+			return exitUsage
+		}
+		call.stdin = &in
+	}
+	dir := c.skillsDir(*skills)
+	root, err := c.openSkills(dir)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitUsage
+	}
+	defer root.Close()
+	store, _, err := c.openStore(st.dir)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	exe, err := c.executor(ctx, ex.sandbox)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	timed := &timedExecutor{Executor: exe}
+	// The toolset's log (executor and save failures) is held back until the
+	// outcome is known, so a failure is explained once.
+	var logs bytes.Buffer
+	defer func() { c.stderr.Write(logs.Bytes()) }()
+	res, err := c.callRunScript(ctx, toolRun{
+		logger:   slog.New(&lineHandler{w: &logs, mu: &sync.Mutex{}, min: slog.LevelError}),
+		source:   skilltoolset.NewFSSource(root.FS()),
+		store:    store,
+		session:  st.session,
+		executor: timed,
+		opts:     []skilltoolset.Option{skilltoolset.WithScriptTimeout(ex.timeout), skilltoolset.WithMaxOutputChars(ex.maxChars)},
+	}, call)
+	if ctx.Err() != nil {
+		c.errorf("interrupted")
+		return exitInterrupted
+	}
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(res); err != nil {
+			c.errorf("printing the response: %v", err)
+			return exitFailure
+		}
+	}
+	if msg, ok := res["error"]; ok {
+		codeName, _ := res["error_code"].(string)
+		if codeName == "" {
+			codeName = "ERROR"
+		}
+		if reason := brokenSkill(root, call.skill); reason != nil {
+			// The log says the same; this line says it better.
+			logs.Reset()
+			msg = fmt.Sprintf("skill %q cannot be loaded: %v (adkskills validate shows every problem)", call.skill, reason)
+		}
+		c.stderr.Write(logs.Bytes()) // the details first
+		logs.Reset()
+		c.errorf("%s: %v", codeName, msg)
+		return exitFailure
+	}
+	if !*asJSON {
+		c.printRun(store, st.session, call, res, timed.duration())
+	}
+	return runExitCode(res)
+}
+
+// brokenSkill returns why the skill folder name cannot be loaded, or nil
+// when there is no such folder.
+func brokenSkill(root *os.Root, name string) error {
+	skills, err := skillfs.New(root.FS(), nil).Scan()
+	if err != nil {
+		return nil
+	}
+	for _, sk := range skills {
+		if sk.Dir == name {
+			return sk.Err
+		}
+	}
+	return nil
+}
+
+// runExitCode mirrors a run's outcome: 0, the script's exit code clamped to
+// 1..125, or 124 for a timeout.
+func runExitCode(res map[string]any) int {
+	switch res["status"] {
+	case scriptrun.StatusSuccess:
+		return exitOK
+	case scriptrun.StatusTimeout:
+		return exitTimeout
+	}
+	n, _ := intOf(res["exit_code"])
+	return min(max(n, 1), exitMaxScript)
+}
+
+func intOf(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case float64:
+		return int(n), true
+	}
+	return 0, false
+}
+
+// scriptCall is what the user asked run to do.
+type scriptCall struct {
+	skill, script string
+	args          []string
+	stdin         *string
+}
+
+// functionCall is the run_skill_script call a model would make.
+func (s scriptCall) functionCall() *genai.FunctionCall {
+	argv := make([]any, 0, len(s.args))
+	for _, a := range s.args {
+		argv = append(argv, a)
+	}
+	args := map[string]any{"skill_name": s.skill, "script_path": s.script, "args": argv}
+	if s.stdin != nil {
+		args["stdin"] = *s.stdin
+	}
+	return &genai.FunctionCall{Name: runscript.Name, Args: args}
+}
+
+// toolRun is the agent set-up of one run.
+type toolRun struct {
+	source   skill.Source
+	store    artifact.Service
+	session  string
+	executor codeexec.Executor
+	opts     []skilltoolset.Option
+	// logger receives the toolset's log (nil: errors on stderr). Skills
+	// left out are not a run's business, so warnings are best dropped.
+	logger *slog.Logger
+}
+
+// callRunScript runs the call the way an agent does: the SkillToolset from
+// skilltoolset.New in an llmagent, a scripted model that calls
+// run_skill_script once and then ends its turn, ADK's runner with an
+// in-memory session and the artifact store. It returns the function response
+// from the event stream.
+func (c *cli) callRunScript(ctx context.Context, tr toolRun, call scriptCall) (map[string]any, error) {
+	logger := tr.logger
+	if logger == nil {
+		logger = c.logger(slog.LevelError)
+	}
+	opts := append([]skilltoolset.Option{
+		skilltoolset.WithCodeExecutor(tr.executor),
+		skilltoolset.WithLogger(logger),
+	}, tr.opts...)
+	ts, err := skilltoolset.New(ctx, tr.source, opts...)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := ts.Tools(nil)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Name() == runscript.Name }) {
+		return nil, fmt.Errorf("no skill has a script that can run (supported: %v), so %s is not offered", codeexec.DefaultInterpreters().Extensions(), runscript.Name)
+	}
+	m := &oneCallModel{call: call.functionCall()}
+	a, err := llmagent.New(llmagent.Config{
+		Name:        "adkskills_cli",
+		Description: "Runs one skill script for the adkskills command line.",
+		Model:       m,
+		Toolsets:    []tool.Toolset{ts},
+	})
+	if err != nil {
+		return nil, err
+	}
+	sessions := session.InMemoryService()
+	r, err := runner.New(runner.Config{AppName: appName, Agent: a, SessionService: sessions, ArtifactService: tr.store})
+	if err != nil {
+		return nil, err
+	}
+	userID := c.userID()
+	if _, err := sessions.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: tr.session}); err != nil {
+		return nil, err
+	}
+	msg := genai.NewContentFromText(fmt.Sprintf("Run %s of the skill %s.", call.script, call.skill), genai.RoleUser)
+	var resp map[string]any
+	for ev, err := range r.Run(ctx, userID, tr.session, msg, agent.RunConfig{}) {
+		if err != nil {
+			return nil, err
+		}
+		if ev.Content == nil {
+			continue
+		}
+		for _, p := range ev.Content.Parts {
+			if p.FunctionResponse != nil && p.FunctionResponse.Name == runscript.Name {
+				resp = p.FunctionResponse.Response
+			}
+		}
+	}
+	if resp == nil {
+		return nil, errors.New("the agent produced no run_skill_script response")
+	}
+	return resp, nil
+}
+
+// oneCallModel is the scripted model behind run: its first answer is the
+// run_skill_script call, its second a short final text; a third call is an
+// error.
+type oneCallModel struct {
+	call *genai.FunctionCall
+
+	mu    sync.Mutex
+	calls int
+}
+
+func (m *oneCallModel) Name() string { return "adkskills-run" }
+
+func (m *oneCallModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
+	return func(yield func(*model.LLMResponse, error) bool) {
+		m.mu.Lock()
+		i := m.calls
+		m.calls++
+		m.mu.Unlock()
+		switch i {
+		case 0:
+			if _, ok := req.Tools[m.call.Name]; !ok {
+				yield(nil, fmt.Errorf("the toolset did not declare %s", m.call.Name))
+				return
+			}
+			yield(&model.LLMResponse{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: m.call}}}}, nil)
+		case 1:
+			yield(&model.LLMResponse{Content: genai.NewContentFromText("Done.", genai.RoleModel)}, nil)
+		default:
+			yield(nil, fmt.Errorf("scripted model: unexpected call %d", i+1))
+		}
+	}
+}
+
+// timedExecutor records the duration of the run it passes on; the response
+// the model gets has none.
+type timedExecutor struct {
+	codeexec.Executor
+
+	mu   sync.Mutex
+	last time.Duration
+}
+
+func (t *timedExecutor) Execute(ctx context.Context, req *codeexec.Request) (*codeexec.Result, error) {
+	res, err := t.Executor.Execute(ctx, req)
+	if res != nil {
+		t.mu.Lock()
+		t.last = res.Duration
+		t.mu.Unlock()
+	}
+	return res, err
+}
+
+func (t *timedExecutor) duration() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last
+}
+
+// printRun prints the readable summary of a run.
+func (c *cli) printRun(store *fileartifact.Service, sessionID string, call scriptCall, res map[string]any, d time.Duration) {
+	w := c.stdout
+	section := func(title, text string) {
+		fmt.Fprintf(w, "== %s ==\n", title)
+		switch {
+		case text == "":
+			fmt.Fprintln(w, "(empty)")
+		case text[len(text)-1] != '\n':
+			fmt.Fprintln(w, text)
+		default:
+			io.WriteString(w, text)
+		}
+	}
+	stdout, _ := res["stdout"].(string)
+	stderr, _ := res["stderr"].(string)
+	section("stdout", stdout)
+	section("stderr", stderr)
+
+	files := manifest(res["output_files"])
+	if len(files) > 0 {
+		fmt.Fprintf(w, "== output files ==\n")
+	}
+	userID := c.userID()
+	for _, f := range files {
+		name, _ := f["name"].(string)
+		size, _ := intOf(f["size_bytes"])
+		mime, _ := f["mime_type"].(string)
+		art, saved := f["artifact"].(string)
+		if !saved {
+			fmt.Fprintf(w, "%s (%s, %s): not saved\n", name, humanSize(int64(size)), mime)
+			continue
+		}
+		version, _ := intOf(f["version"])
+		fmt.Fprintf(w, "%s -> artifact %q version %d (%s, %s)\n", name, art, version, humanSize(int64(size)), mime)
+		if p, err := store.Path(appName, userID, sessionID, art, int64(version)); err == nil {
+			fmt.Fprintf(w, "    %s\n", p)
+		} else {
+			fmt.Fprintf(w, "    (no path: %v)\n", err)
+		}
+	}
+	if warn, ok := res["warning"].(string); ok {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	status, _ := res["status"].(string)
+	exit, _ := intOf(res["exit_code"])
+	line := fmt.Sprintf("== %s %s: %s, exit code %d", call.skill, call.script, status, exit)
+	if d > 0 {
+		line += ", " + d.Round(time.Millisecond).String()
+	}
+	if len(files) > 0 {
+		line += fmt.Sprintf(", %d file(s) saved", countSaved(files))
+	}
+	fmt.Fprintln(w, line+" ==")
+}
+
+// manifest reads output_files, whether it holds the Go values the tool
+// built or their JSON round trip.
+func manifest(v any) []map[string]any {
+	switch t := v.(type) {
+	case []map[string]any:
+		return t
+	case []any:
+		var out []map[string]any
+		for _, e := range t {
+			if m, ok := e.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func countSaved(files []map[string]any) int {
+	n := 0
+	for _, f := range files {
+		if _, ok := f["artifact"]; ok {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/fileartifact"
+	"github.com/adkskills/adkskills/internal/skillfs"
+)
+
+const (
+	// appName is the ADK app name runs and chats save artifacts under.
+	appName = "adkskills"
+	// defaultSession is the session run and chat use, so the files of
+	// every run are found by artifacts ls across invocations.
+	defaultSession = "cli"
+	// defaultModel is chat's Gemini model.
+	defaultModel = "gemini-2.5-flash"
+)
+
+// skillsFlag registers --skills.
+func skillsFlag(fs *flagSet) *string {
+	return fs.String("skills", "", "the `DIR` holding skill folders (default ./testdata/skills when it exists, else ./skills)")
+}
+
+// storeFlags are the flags that locate the artifact store.
+type storeFlags struct {
+	dir     string
+	session string
+}
+
+func (s *storeFlags) register(fs *flagSet) {
+	fs.StringVar(&s.dir, "artifacts", "", "the artifact store `DIR` (default $ADKSKILLS_ARTIFACTS, else $XDG_STATE_HOME/adkskills/artifacts, else ~/.local/state/adkskills/artifacts)")
+	fs.StringVar(&s.session, "session", defaultSession, "the artifact session `ID`")
+}
+
+// execFlags choose and limit the executor.
+type execFlags struct {
+	sandbox  bool
+	timeout  time.Duration
+	maxChars int
+}
+
+func (e *execFlags) register(fs *flagSet) {
+	fs.BoolVar(&e.sandbox, "sandbox", false, "run scripts in the bubblewrap sandbox (no network, read-only system) instead of as plain host processes")
+	fs.DurationVar(&e.timeout, "timeout", codeexec.DefaultTimeout, "the time limit of one script run, a `DURATION` such as 30s or 5m")
+	fs.IntVar(&e.maxChars, "max-output-chars", codeexec.DefaultMaxOutputChars, "cap stdout and stderr at `CHARS` characters each")
+}
+
+// check reports a flag value out of range.
+func (e *execFlags) check() error {
+	switch {
+	case e.timeout <= 0:
+		return fmt.Errorf("--timeout must be positive, got %v", e.timeout)
+	case e.maxChars <= 0:
+		return fmt.Errorf("--max-output-chars must be positive, got %d", e.maxChars)
+	}
+	return nil
+}
+
+// skillsDir is --skills, or its default: ./testdata/skills when it exists
+// (a fresh clone of this repository), else ./skills.
+func (c *cli) skillsDir(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if fi, err := os.Stat(c.abs(filepath.Join("testdata", "skills"))); err == nil && fi.IsDir() {
+		return filepath.Join("testdata", "skills")
+	}
+	return "skills"
+}
+
+// errSkillsDir is a --skills folder that cannot be used: a usage error.
+var errSkillsDir = errors.New("skills folder")
+
+// openSkills opens the skills folder; the root must stay open while the
+// source is used.
+func (c *cli) openSkills(dir string) (*os.Root, error) {
+	fi, err := os.Stat(c.abs(dir))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w %s does not exist (set --skills)", errSkillsDir, dir)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", errSkillsDir, err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("%w %s is not a folder", errSkillsDir, dir)
+	}
+	if _, err := os.Stat(filepath.Join(c.abs(dir), skillfs.SkillFile)); err == nil {
+		return nil, fmt.Errorf("%w %s is itself a skill: pass the folder that contains it (%s)", errSkillsDir, dir, filepath.Dir(filepath.Clean(dir)))
+	}
+	root, err := os.OpenRoot(c.abs(dir))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errSkillsDir, err)
+	}
+	return root, nil
+}
+
+// storeDir is --artifacts, or the per-user state folder: never the working
+// directory unless asked.
+func (c *cli) storeDir(flagValue string) (string, error) {
+	if flagValue != "" {
+		return c.abs(flagValue), nil
+	}
+	if d := c.env.getenv("ADKSKILLS_ARTIFACTS"); d != "" {
+		return c.abs(d), nil
+	}
+	// The XDG specification ignores a relative XDG_STATE_HOME.
+	if d := c.env.getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "adkskills", "artifacts"), nil
+	}
+	home := c.env.getenv("HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("no home folder for the artifact store: set --artifacts or ADKSKILLS_ARTIFACTS")
+		}
+	}
+	return filepath.Join(home, ".local", "state", "adkskills", "artifacts"), nil
+}
+
+// openStore opens the artifact store.
+func (c *cli) openStore(flagValue string) (*fileartifact.Service, string, error) {
+	dir, err := c.storeDir(flagValue)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := fileartifact.New(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("artifact store: %w", err)
+	}
+	return s, dir, nil
+}
+
+// executor returns the executor --sandbox asks for; a sandbox that cannot
+// isolate on this machine is an error here, before anything runs.
+func (c *cli) executor(ctx context.Context, sandbox bool) (codeexec.Executor, error) {
+	if !sandbox {
+		return codeexec.NewLocal(), nil
+	}
+	s := codeexec.NewSandbox()
+	if err := s.Probe(ctx); err != nil {
+		return nil, fmt.Errorf("--sandbox: %w", err)
+	}
+	return s, nil
+}
+
+// logger reports what the toolset logs at level min and above (slog.LevelWarn:
+// a skill left out; slog.LevelError: an executor failure, a save that
+// failed) as one line each on stderr.
+func (c *cli) logger(min slog.Level) *slog.Logger {
+	return slog.New(&lineHandler{w: c.stderr, mu: &sync.Mutex{}, min: min})
+}
+
+// lineHandler is a slog.Handler that writes
+// "adkskills: LEVEL: message key=value ..." lines.
+type lineHandler struct {
+	w     io.Writer
+	mu    *sync.Mutex
+	min   slog.Level
+	attrs []slog.Attr
+}
+
+func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.min }
+
+func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString("adkskills: ")
+	b.WriteString(strings.ToLower(r.Level.String()))
+	b.WriteString(": ")
+	b.WriteString(strings.TrimPrefix(r.Message, "adkskills: "))
+	write := func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%q", a.Key, a.Value.String())
+		return true
+	}
+	for _, a := range h.attrs {
+		write(a)
+	}
+	r.Attrs(write)
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, b.String())
+	return err
+}
+
+func (h *lineHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	n := *h
+	n.attrs = append(append([]slog.Attr(nil), h.attrs...), attrs...)
+	return &n
+}
+
+func (h *lineHandler) WithGroup(string) slog.Handler { return h }
+
+// readStdin reads --stdin: a file, or "-" for the command's own stdin.
+func (c *cli) readStdin(arg string, limit int) (string, error) {
+	var r io.Reader
+	if arg == "-" {
+		r = c.stdin
+	} else {
+		f, err := os.Open(c.abs(arg))
+		if err != nil {
+			return "", fmt.Errorf("--stdin: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return "", fmt.Errorf("--stdin: %w", err)
+	}
+	if len(data) > limit {
+		return "", fmt.Errorf("--stdin: more than %d bytes: a script's stdin is limited to that", limit)
+	}
+	return string(data), nil
+}
+
+// humanSize formats a byte count.
+func humanSize(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	default:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestList(t *testing.T) {
+	tests := []struct {
+		name   string
+		skills string
+		stdout []string // pieces, in order
+		absent []string
+	}{
+		{
+			name:   "bundled skills",
+			skills: testSkills(t),
+			stdout: []string{
+				"node-tools\n    Node.js scripts", "    scripts: scripts/echo.js\n",
+				"py-tools\n", "    scripts: scripts/env.py, scripts/fail.py, scripts/upper.py\n",
+				"report-writer\n    Writes a short report about a person (Markdown, JSON and a PNG badge) from\n    the cards in its folder.",
+				"    scripts: scripts/fmt_helpers.py, scripts/report.py\n",
+				"shell-tools\n", "\n4 skills in ",
+			},
+			absent: []string{"cannot be loaded", "SKILL.md", "cards/greeting.txt"},
+		},
+		{
+			name:   "skills with problems",
+			skills: badSkills(t),
+			stdout: []string{
+				"extra-keys\n", "good-skill\n", "    scripts: scripts/hello.py\n",
+				"unsupported-script\n", "    scripts: scripts/ok.py\n",
+				"7 skill folders cannot be loaded:\n",
+				filepath.Join(badSkills(t), "Bad_Name", "SKILL.md") + ": line 2: name may only contain lowercase",
+				filepath.Join(badSkills(t), "missing-description", "SKILL.md") + ": description must be between 1 and 1024 characters long\n",
+				filepath.Join(badSkills(t), "yaml-syntax", "SKILL.md") + ": line 4: invalid YAML",
+				"\n3 skills in " + badSkills(t) + "; 7 folders cannot be loaded (adkskills validate shows every problem)\n",
+			},
+			absent: []string{"scripts/tool.rb"},
+		},
+		{
+			name:   "no skills",
+			skills: t.TempDir(),
+			stdout: []string{"no skills in "},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := invoke(t, invocation{args: []string{"list", "--skills", tt.skills}})
+			assert.Equal(t, exitOK, o.code, o.stderr)
+			assert.Empty(t, o.stderr)
+			rest := o.stdout
+			for _, piece := range tt.stdout {
+				i := strings.Index(rest, piece)
+				if !assert.GreaterOrEqual(t, i, 0, "stdout lacks %q (in order):\n%s", piece, o.stdout) {
+					break
+				}
+				rest = rest[i+len(piece):]
+			}
+			for _, a := range tt.absent {
+				assert.NotContains(t, o.stdout, a)
+			}
+		})
+	}
+}
+
+func TestValidateCommand(t *testing.T) {
+	single := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(single, "solo", "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(single, "solo", "SKILL.md"), []byte("---\nname: solo\ndescription: One skill.\nversion: 2\n---\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(single, "solo", "scripts", "x.rb"), nil, 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(single, "other"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(single, "other", "SKILL.md"), []byte("---\nname: wrong\n---\n"), 0o644))
+	bad := badSkills(t)
+	tests := []struct {
+		name   string
+		skills string
+		code   int
+		lines  []string // the whole of stdout
+	}{
+		{
+			name:   "bad skills",
+			skills: bad,
+			code:   exitFailure,
+			lines: []string{
+				bad + "/Bad_Name/SKILL.md:2: invalid name \"Bad_Name\": name may only contain lowercase alphanumeric characters (a-z, 0-9) and hyphens",
+				bad + "/extra-keys/SKILL.md:4: warning: unknown frontmatter key \"argument-hint\": not in the Agent Skills specification, so it is ignored",
+				bad + "/extra-keys/SKILL.md:5: warning: unknown frontmatter key \"version\": not in the Agent Skills specification, so it is ignored",
+				bad + "/list-description/SKILL.md:3: \"description\" must be a string, got a list",
+				bad + "/long-description/SKILL.md:3: invalid description (1025 characters): description must be between 1 and 1024 characters long",
+				bad + "/missing-description/SKILL.md:1: the frontmatter has no description: add one that says what the skill does and when to use it",
+				bad + "/name-mismatch/SKILL.md:2: the name \"other-name\" does not match the folder name \"name-mismatch\"",
+				bad + "/unclosed-frontmatter/SKILL.md:1: the frontmatter opened on line 1 has no closing '---' line",
+				bad + "/unsupported-script/scripts/tool.rb: script cannot be run: no interpreter runs \".rb\" files (supported: .py, .sh, .bash, .js, .mjs, .cjs)",
+				bad + "/yaml-syntax/SKILL.md:4: invalid YAML: yaml: mapping values are not allowed in this context",
+				"10 skills, 10 problems (8 errors, 2 warnings)",
+			},
+		},
+		{
+			name:   "warnings only pass",
+			skills: testSkills(t),
+			code:   exitOK,
+			lines: []string{
+				testSkills(t) + "/shell-tools/SKILL.md:4: warning: unknown frontmatter key \"argument-hint\": not in the Agent Skills specification, so it is ignored",
+				testSkills(t) + "/shell-tools/SKILL.md:5: warning: unknown frontmatter key \"user-invocable\": not in the Agent Skills specification, so it is ignored",
+				testSkills(t) + "/shell-tools/SKILL.md:6: warning: unknown frontmatter key \"version\": not in the Agent Skills specification, so it is ignored",
+				"4 skills, 3 problems (0 errors, 3 warnings)",
+			},
+		},
+		{
+			name:   "a single skill folder",
+			skills: filepath.Join(single, "solo"),
+			code:   exitFailure,
+			lines: []string{
+				single + "/solo/SKILL.md:4: warning: unknown frontmatter key \"version\": not in the Agent Skills specification, so it is ignored",
+				single + "/solo/scripts/x.rb: script cannot be run: no interpreter runs \".rb\" files (supported: .py, .sh, .bash, .js, .mjs, .cjs)",
+				"1 skill, 2 problems (1 error, 1 warning)",
+			},
+		},
+		{
+			name:   "a single valid skill folder",
+			skills: filepath.Join(testSkills(t), "report-writer"),
+			code:   exitOK,
+			lines:  []string{"1 skill, 0 problems (0 errors, 0 warnings)"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := invoke(t, invocation{args: []string{"validate", "--skills", tt.skills}})
+			assert.Equal(t, tt.code, o.code, o.stderr)
+			assert.Equal(t, strings.Join(tt.lines, "\n")+"\n", o.stdout)
+			assert.Empty(t, o.stderr)
+		})
+	}
+}
+
+func TestValidateMissingFolder(t *testing.T) {
+	o := invoke(t, invocation{args: []string{"validate", "--skills", filepath.Join(t.TempDir(), "nope")}})
+	assert.Equal(t, exitUsage, o.code)
+	assert.Equal(t, 1, strings.Count(o.stderr, "\n"), o.stderr)
+	assert.Contains(t, o.stderr, "does not exist or is not a folder")
+}

@@ -1,0 +1,255 @@
+// Command adkskills runs Agent Skills' scripts exactly as an ADK Go agent
+// would, checks skill folders, and browses the files runs saved.
+//
+// Usage:
+//
+//	adkskills run [flags] SKILL SCRIPT [-- ARGS...]   run a skill's script through the toolset
+//	adkskills list [--skills DIR]                     skills, descriptions, scripts, problems
+//	adkskills validate [--skills DIR]                 check skills against the Agent Skills rules
+//	adkskills chat [flags]                            talk to a Gemini agent that uses the skills
+//	adkskills artifacts [ls | cat NAME [--version N]] the files runs saved
+//
+// run builds the same SkillToolset an agent gets (skilltoolset.New), an
+// llmagent driven by a scripted model that makes exactly one
+// run_skill_script call, and ADK's real runner with a file artifact store,
+// so the script is staged, limited, truncated and its files saved exactly as
+// in an agent. It prints a summary (status, exit code, duration, stdout,
+// stderr, each saved file with its artifact name, version and path on
+// disk) or, with --json, exactly the function response the model gets. Its
+// exit status mirrors the run: 0 success, the script's exit code (1..125)
+// when it failed, 124 on timeout, 1 when the tool refused the call (unknown
+// skill or script, ...), 2 for a usage error, 130 when interrupted.
+//
+// --skills defaults to ./testdata/skills when it exists, else ./skills. The
+// artifact store defaults to $ADKSKILLS_ARTIFACTS, else
+// $XDG_STATE_HOME/adkskills/artifacts, else ~/.local/state/adkskills/artifacts;
+// runs of run and chat save into the session "cli" of the OS user, so each
+// run adds a version that artifacts ls and cat show.
+//
+// chat needs GOOGLE_API_KEY (a Gemini API key); without one it says what
+// to set and exits 2. Every command takes --help.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"google.golang.org/adk/model"
+)
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailure     = 1   // a tool error, or anything that kept a command from working
+	exitUsage       = 2   // a malformed command line
+	exitTimeout     = 124 // the script hit its time limit (as timeout(1))
+	exitMaxScript   = 125 // a script's exit code is clamped to 1..125
+	exitInterrupted = 130 // SIGINT
+)
+
+// env is what the command reads from its surroundings, so tests can run it
+// in-process with their own.
+type env struct {
+	// getenv reads an environment variable.
+	getenv func(string) string
+	// wd is the working directory that relative paths and the defaults
+	// resolve against ("": the process's).
+	wd string
+	// user is the artifact store's user ID ("": the OS user name).
+	user string
+	// newModel returns the chat model (nil: Gemini through ADK).
+	newModel func(ctx context.Context, name, apiKey string) (model.LLM, error)
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, env{getenv: os.Getenv})
+	stop()
+	os.Exit(code)
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, c *cli, args []string) int
+}
+
+var commands = []command{
+	{"run", "run a skill's script as an agent would, through the toolset", runCommand},
+	{"list", "list the skills, their descriptions, runnable scripts and problems", listCommand},
+	{"validate", "check every skill folder against the Agent Skills rules", validateCommand},
+	{"chat", "talk to a Gemini agent that can use the skills (needs GOOGLE_API_KEY)", chatCommand},
+	{"artifacts", "list the files runs saved (ls) or print one (cat NAME)", artifactsCommand},
+}
+
+// cli carries the streams and the environment of one invocation.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	env            env
+}
+
+// run is the whole command: it returns the exit status.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
+	if e.getenv == nil {
+		e.getenv = func(string) string { return "" }
+	}
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, env: e}
+	if len(args) == 0 {
+		c.mainUsage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		if len(args) > 1 && name == "help" {
+			if cmd, ok := lookup(args[1]); ok {
+				return cmd.run(ctx, c, []string{"--help"})
+			}
+		}
+		c.mainUsage(stdout)
+		return exitOK
+	}
+	cmd, ok := lookup(name)
+	if !ok {
+		c.errorf("unknown command %q", name)
+		c.mainUsage(stderr)
+		return exitUsage
+	}
+	return cmd.run(ctx, c, args[1:])
+}
+
+func lookup(name string) (command, bool) {
+	i := slices.IndexFunc(commands, func(c command) bool { return c.name == name })
+	if i < 0 {
+		return command{}, false
+	}
+	return commands[i], true
+}
+
+func (c *cli) mainUsage(w io.Writer) {
+	fmt.Fprintf(w, "adkskills runs Agent Skills' scripts exactly as an ADK Go agent would.\n\nUsage:\n  adkskills COMMAND [flags] [args]\n\nCommands:\n")
+	for _, cmd := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", cmd.name, cmd.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'adkskills COMMAND --help' for a command's flags.\n")
+}
+
+// errorf prints one error line to stderr.
+func (c *cli) errorf(format string, args ...any) {
+	fmt.Fprintf(c.stderr, "adkskills: "+format+"\n", args...)
+}
+
+// usageError prints an error line and the command's usage to stderr and
+// returns exitUsage.
+func (c *cli) usageError(fs *flagSet, format string, args ...any) int {
+	c.errorf(format, args...)
+	fs.usage(c.stderr)
+	return exitUsage
+}
+
+// flagSet is a flag.FlagSet with a usage line and a description.
+type flagSet struct {
+	*flag.FlagSet
+	synopsis string
+	about    string
+}
+
+func newFlagSet(name, synopsis, about string) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, synopsis: synopsis, about: about}
+}
+
+// usage prints the usage line, the description and the flags.
+func (fs *flagSet) usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", fs.synopsis, fs.about)
+	var listed bool
+	fs.VisitAll(func(f *flag.Flag) {
+		if !listed {
+			fmt.Fprintf(w, "\nFlags:\n")
+			listed = true
+		}
+		kind, usage := flag.UnquoteUsage(f)
+		head := "  --" + f.Name
+		if kind != "" {
+			head += " " + kind
+		}
+		fmt.Fprintf(w, "%s\n      %s", head, usage)
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// parse parses flags given anywhere among the positional arguments, up to a
+// "--"; the arguments after "--" are returned apart. done is true when the
+// command must stop with status code: --help (usage on stdout, 0) or a bad
+// flag (error and usage on stderr, 2).
+func (c *cli) parse(fs *flagSet, args []string) (pos, rest []string, code int, done bool) {
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, rest = args[:i], args[i+1:]
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.usage(c.stdout)
+				return nil, nil, exitOK, true
+			}
+			return nil, nil, c.usageError(fs, "%s: %v", fs.Name(), err), true
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, rest, 0, false
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// abs resolves p against the working directory.
+func (c *cli) abs(p string) string {
+	if p == "" || filepath.IsAbs(p) || c.env.wd == "" {
+		return p
+	}
+	return filepath.Join(c.env.wd, p)
+}
+
+// userID is the artifact store's user: the OS user name.
+func (c *cli) userID() string {
+	if c.env.user != "" {
+		return c.env.user
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := c.env.getenv("USER"); u != "" {
+		return u
+	}
+	return "user"
+}
+
+// oneLine keeps the first line of s, at most max characters.
+func oneLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain fails the run when a test wrote into the package folder, the
+// process working directory: the command must never default to it.
+func TestMain(m *testing.M) {
+	before := dirEntries(".")
+	code := m.Run()
+	if after := dirEntries("."); !slices.Equal(before, after) {
+		fmt.Fprintf(os.Stderr, "tests changed the working directory:\nbefore %v\nafter  %v\n", before, after)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func dirEntries(dir string) []string {
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// repoRoot is the module root.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	return p
+}
+
+func testSkills(t testing.TB) string { return filepath.Join(repoRoot(t), "testdata", "skills") }
+func badSkills(t testing.TB) string  { return filepath.Join(repoRoot(t), "testdata", "badskills") }
+
+// invocation is one in-process run of the command.
+type invocation struct {
+	args  []string
+	stdin string
+	vars  map[string]string // the environment; nil gets a fresh store
+	wd    string
+}
+
+type outcome struct {
+	code           int
+	stdout, stderr string
+}
+
+// store returns an environment whose artifact store is a fresh temporary
+// folder, and that folder.
+func store(t *testing.T) (map[string]string, string) {
+	dir := t.TempDir()
+	return map[string]string{"ADKSKILLS_ARTIFACTS": dir, "HOME": t.TempDir()}, dir
+}
+
+func invoke(t *testing.T, in invocation) outcome {
+	t.Helper()
+	vars := in.vars
+	if vars == nil {
+		vars, _ = store(t)
+	}
+	var stdout, stderr bytes.Buffer
+	e := env{getenv: func(k string) string { return vars[k] }, wd: in.wd}
+	code := run(context.Background(), in.args, strings.NewReader(in.stdin), &stdout, &stderr, e)
+	return outcome{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+func TestHelpAndUsage(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // a prefix of stdout; stderr must be empty
+		stderr string // a piece of stderr; stdout must be empty
+	}{
+		{name: "no command", args: nil, code: exitUsage, stderr: "Commands:"},
+		{name: "help", args: []string{"--help"}, code: exitOK, stdout: "adkskills runs Agent Skills' scripts"},
+		{name: "help word", args: []string{"help"}, code: exitOK, stdout: "adkskills runs"},
+		{name: "help for a command", args: []string{"help", "validate"}, code: exitOK, stdout: "Usage: adkskills validate [--skills DIR]"},
+		{name: "unknown command", args: []string{"frobnicate"}, code: exitUsage, stderr: `adkskills: unknown command "frobnicate"`},
+		{name: "run help", args: []string{"run", "--help"}, code: exitOK, stdout: "Usage: adkskills run [flags] SKILL SCRIPT [-- ARGS...]"},
+		{name: "run -h", args: []string{"run", "-h"}, code: exitOK, stdout: "Usage: adkskills run"},
+		{name: "list help", args: []string{"list", "--help"}, code: exitOK, stdout: "Usage: adkskills list [--skills DIR]"},
+		{name: "validate help", args: []string{"validate", "--help"}, code: exitOK, stdout: "Usage: adkskills validate"},
+		{name: "chat help", args: []string{"chat", "--help"}, code: exitOK, stdout: "Usage: adkskills chat [flags]"},
+		{name: "artifacts help", args: []string{"artifacts", "--help"}, code: exitOK, stdout: "Usage: adkskills artifacts [ls] [flags]"},
+		{name: "run bad flag", args: []string{"run", "--bogus", "a", "b"}, code: exitUsage, stderr: "adkskills: run: flag provided but not defined: -bogus\nUsage: adkskills run"},
+		{name: "list bad flag", args: []string{"list", "--nope"}, code: exitUsage, stderr: "Usage: adkskills list"},
+		{name: "validate extra argument", args: []string{"validate", "x"}, code: exitUsage, stderr: `validate: unexpected argument "x"`},
+		{name: "chat bad flag", args: []string{"chat", "--timeout", "soon"}, code: exitUsage, stderr: `invalid value "soon" for flag -timeout`},
+		{name: "artifacts bad flag", args: []string{"artifacts", "ls", "--x"}, code: exitUsage, stderr: "Usage: adkskills artifacts"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := invoke(t, invocation{args: tt.args})
+			assert.Equal(t, tt.code, o.code, "stderr: %s", o.stderr)
+			if tt.stdout != "" {
+				assert.True(t, strings.HasPrefix(o.stdout, tt.stdout), "stdout: %s", o.stdout)
+				assert.Empty(t, o.stderr)
+			}
+			if tt.stderr != "" {
+				assert.Contains(t, o.stderr, tt.stderr)
+				assert.Empty(t, o.stdout)
+			}
+		})
+	}
+}
+
+// TestEveryCommandHasHelp keeps the command table and --help in step.
+func TestEveryCommandHasHelp(t *testing.T) {
+	for _, cmd := range commands {
+		o := invoke(t, invocation{args: []string{cmd.name, "--help"}})
+		assert.Equal(t, exitOK, o.code, cmd.name)
+		assert.True(t, strings.HasPrefix(o.stdout, "Usage: adkskills "+cmd.name), "%s: %s", cmd.name, o.stdout)
+		assert.Contains(t, o.stdout, "\nFlags:\n", cmd.name)
+	}
+}
+
+func TestSkillsDirDefault(t *testing.T) {
+	empty := t.TempDir()
+	withSkills := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(withSkills, "testdata", "skills"), 0o755))
+	tests := []struct {
+		name, wd, flag, want string
+	}{
+		{"fresh clone", repoRoot(t), "", filepath.Join("testdata", "skills")},
+		{"a folder with testdata/skills", withSkills, "", filepath.Join("testdata", "skills")},
+		{"elsewhere", empty, "", "skills"},
+		{"flag wins", repoRoot(t), "mine", "mine"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &cli{env: env{getenv: func(string) string { return "" }, wd: tt.wd}}
+			assert.Equal(t, tt.want, c.skillsDir(tt.flag))
+		})
+	}
+}
+
+func TestStoreDirDefault(t *testing.T) {
+	wd := t.TempDir()
+	tests := []struct {
+		name string
+		flag string
+		vars map[string]string
+		want string
+	}{
+		{"flag", "/x/store", map[string]string{"ADKSKILLS_ARTIFACTS": "/y"}, "/x/store"},
+		{"relative flag is against the working directory", "store", nil, filepath.Join(wd, "store")},
+		{"ADKSKILLS_ARTIFACTS", "", map[string]string{"ADKSKILLS_ARTIFACTS": "/y", "XDG_STATE_HOME": "/s", "HOME": "/h"}, "/y"},
+		{"XDG_STATE_HOME", "", map[string]string{"XDG_STATE_HOME": "/s", "HOME": "/h"}, "/s/adkskills/artifacts"},
+		{"relative XDG_STATE_HOME is ignored", "", map[string]string{"XDG_STATE_HOME": "state", "HOME": "/h"}, "/h/.local/state/adkskills/artifacts"},
+		{"HOME", "", map[string]string{"HOME": "/h"}, "/h/.local/state/adkskills/artifacts"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &cli{env: env{getenv: func(k string) string { return tt.vars[k] }, wd: wd}}
+			got, err := c.storeDir(tt.flag)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// readAll reads a file the command printed the path of.
+func readAll(t *testing.T, p string) string {
+	t.Helper()
+	f, err := os.Open(p)
+	require.NoError(t, err)
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	require.NoError(t, err)
+	return string(b)
+}

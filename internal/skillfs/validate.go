@@ -1,0 +1,356 @@
+package skillfs
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/adk/tool/skilltoolset/skill"
+	"gopkg.in/yaml.v3"
+
+	"github.com/adkskills/adkskills/codeexec"
+)
+
+// Severity ranks a Problem: errors keep a skill (or a script) from working,
+// warnings do not.
+type Severity string
+
+// Severities of a Problem.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// Problem is one finding of Validate.
+type Problem struct {
+	// Path is the file concerned, relative to the skills folder, with "/"
+	// separators ("my-skill/SKILL.md", "my-skill/scripts/tool.rb").
+	Path string
+	// Line is the 1-based line of Path, or 0 when the problem concerns the
+	// whole file.
+	Line int
+	// Severity is SeverityError or SeverityWarning.
+	Severity Severity
+	// Msg says what is wrong and, where it helps, how to fix it.
+	Msg string
+}
+
+// String formats the problem as compilers do: "PATH:LINE: MSG", with
+// "warning: " before the message of a warning and no LINE when it is 0.
+func (p Problem) String() string {
+	loc := p.Path
+	if p.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", p.Path, p.Line)
+	}
+	if p.Severity == SeverityWarning {
+		return loc + ": warning: " + p.Msg
+	}
+	return loc + ": " + p.Msg
+}
+
+// Report is the result of Validate.
+type Report struct {
+	// Skills are the folders checked as skills, in name order.
+	Skills []string
+	// Problems are sorted by Path, then Line.
+	Problems []Problem
+}
+
+// Errors counts the problems of SeverityError.
+func (r *Report) Errors() int {
+	n := 0
+	for _, p := range r.Problems {
+		if p.Severity == SeverityError {
+			n++
+		}
+	}
+	return n
+}
+
+// MaxBodyLines is the length of a SKILL.md body the specification
+// recommends not to exceed.
+const MaxBodyLines = 500
+
+// dataExtensions are files that commonly sit in scripts/ without being
+// scripts (notes, dependency lists, configuration, data); Validate does not
+// ask an interpreter for them.
+var dataExtensions = []string{".md", ".txt", ".rst", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".csv", ".tsv", ".lock", ".pyc"}
+
+// Validate checks every skill folder of fsys (each immediate subfolder
+// holding a SKILL.md) against the Agent Skills rules, strictly:
+//
+//   - the frontmatter opens and closes with '---' lines and is YAML, with
+//     the line of any syntax error;
+//   - name and description are present and pass ADK's own rules
+//     (skill.Validate: name format and length, description 1–1024, compatibility
+//     at most 500), and name matches the folder name;
+//   - each key has the right shape (an unquoted "[TODO: …]" is a list, not
+//     a string);
+//   - whatever else ADK's parser refuses (skillfs.Parse, which skill sources
+//     use to load a skill) is an error too, so a skill with no error loads;
+//   - keys outside the specification are warnings: they are ignored when the
+//     skill loads;
+//   - every file under scripts/ that is not notes or data has an extension
+//     the interpreter table runs (nil table: codeexec.DefaultInterpreters);
+//   - symbolic links (never staged) and bodies over MaxBodyLines are
+//     warnings; a folder whose skill file is not spelt SKILL.md is an error.
+//
+// The error is for a skills folder that cannot be read at all.
+func Validate(fsys fs.FS, table codeexec.Interpreters) (*Report, error) {
+	if table == nil {
+		table = codeexec.DefaultInterpreters()
+	}
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("read skills folder: %w", err)
+	}
+	r := &Report{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			if e.Name() == SkillFile {
+				r.Problems = append(r.Problems, Problem{Path: SkillFile, Severity: SeverityError,
+					Msg: "this folder is itself a skill: pass the folder that contains skill folders"})
+			}
+			continue
+		}
+		dir := e.Name()
+		if strings.HasPrefix(dir, ".") || skipDirs[dir] {
+			continue
+		}
+		content, err := fs.ReadFile(fsys, path.Join(dir, SkillFile))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if alt := misspeltSkillFile(fsys, dir); alt != "" {
+				r.Skills = append(r.Skills, dir)
+				r.Problems = append(r.Problems, Problem{Path: path.Join(dir, alt), Severity: SeverityError,
+					Msg: fmt.Sprintf("the skill file must be named %s, not %s", SkillFile, alt)})
+			}
+			continue
+		case err != nil:
+			r.Skills = append(r.Skills, dir)
+			r.Problems = append(r.Problems, Problem{Path: path.Join(dir, SkillFile), Severity: SeverityError,
+				Msg: fmt.Sprintf("cannot read: %v", err)})
+			continue
+		}
+		r.Skills = append(r.Skills, dir)
+		r.Problems = append(r.Problems, checkSkillFile(dir, content)...)
+		r.Problems = append(r.Problems, checkFiles(fsys, dir, table)...)
+	}
+	slices.SortStableFunc(r.Problems, func(a, b Problem) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
+	})
+	return r, nil
+}
+
+// misspeltSkillFile returns the name of a file in dir that is SKILL.md in
+// another case ("skill.md"), or "".
+func misspeltSkillFile(fsys fs.FS, dir string) string {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if !e.IsDir() && strings.EqualFold(e.Name(), SkillFile) {
+			return e.Name()
+		}
+	}
+	return ""
+}
+
+// checkSkillFile checks one SKILL.md; dir is its folder's name.
+func checkSkillFile(dir string, content []byte) []Problem {
+	file := path.Join(dir, SkillFile)
+	var probs []Problem
+	add := func(line int, sev Severity, format string, args ...any) {
+		probs = append(probs, Problem{Path: file, Line: line, Severity: sev, Msg: fmt.Sprintf(format, args...)})
+	}
+	fromParseError := func(err error) {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			add(pe.Line, SeverityError, "%s", pe.Msg)
+		} else {
+			add(0, SeverityError, "%v", err)
+		}
+	}
+
+	content = bytes.TrimPrefix(content, bom)
+	yamlBytes, bodyStart, err := split(content)
+	if err != nil {
+		fromParseError(err)
+		return probs
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(yamlBytes, &doc); err != nil {
+		fromParseError(yamlError(err))
+		return probs
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		add(2, SeverityError, "the frontmatter must be a YAML mapping of keys to values (name: …, description: …)")
+		return probs
+	}
+
+	// fieldErrors counts the errors that Parse would also find, so its own
+	// verdict is added only when none of them explains it.
+	fieldErrors := 0
+	values := map[string]*yaml.Node{}
+	m := doc.Content[0]
+	seen := map[string]int{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if first, dup := seen[k.Value]; dup {
+			add(k.Line+1, SeverityError, "duplicate key %q (first on line %d)", k.Value, first)
+			fieldErrors++
+			continue
+		}
+		seen[k.Value] = k.Line + 1
+		if !isSpecKey(k.Value) {
+			add(k.Line+1, SeverityWarning, "unknown frontmatter key %q: not in the Agent Skills specification, so it is ignored", k.Value)
+			continue
+		}
+		if probs := shapeProblems(k, v); len(probs) > 0 {
+			for _, p := range probs {
+				fromParseError(p)
+			}
+			fieldErrors++
+			continue
+		}
+		values[k.Value] = v
+	}
+
+	// Each field is checked on its own through ADK's skill.Validate, with
+	// valid stand-ins for the other fields, so every problem is reported and
+	// the rules stay ADK's.
+	const standIn = "x"
+	scalar := func(key string) (string, int, bool) {
+		v, ok := values[key]
+		if !ok || v.Tag == "!!null" {
+			return "", 0, false
+		}
+		return v.Value, v.Line + 1, true
+	}
+	missing := func(key string) bool {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == key {
+				return false
+			}
+		}
+		return true
+	}
+
+	name, nameLine, hasName := scalar("name")
+	switch {
+	case hasName:
+		if err := skill.Validate(&skill.Frontmatter{Name: name, Description: standIn}); err != nil {
+			add(nameLine, SeverityError, "invalid name %q: %v", name, err)
+			fieldErrors++
+		}
+		if name != dir {
+			add(nameLine, SeverityError, "the name %q does not match the folder name %q", name, dir)
+		}
+	case missing("name"):
+		add(1, SeverityError, "the frontmatter has no name: add name: %s", dir)
+		fieldErrors++
+	default:
+		if v, isNull := values["name"]; isNull {
+			add(v.Line+1, SeverityError, "the name is empty: add name: %s", dir)
+			fieldErrors++
+		}
+	}
+
+	desc, descLine, hasDesc := scalar("description")
+	switch {
+	case hasDesc && desc == "":
+		add(descLine, SeverityError, "the description is empty: say what the skill does and when to use it")
+		fieldErrors++
+	case hasDesc:
+		if err := skill.Validate(&skill.Frontmatter{Name: standIn, Description: desc}); err != nil {
+			size := fmt.Sprintf("%d characters", utf8.RuneCountInString(desc))
+			if utf8.RuneCountInString(desc) != len(desc) {
+				size += fmt.Sprintf(", %d bytes (ADK counts bytes)", len(desc))
+			}
+			add(descLine, SeverityError, "invalid description (%s): %v", size, err)
+			fieldErrors++
+		}
+	case missing("description"):
+		add(1, SeverityError, "the frontmatter has no description: add one that says what the skill does and when to use it")
+		fieldErrors++
+	default:
+		if v, ok := values["description"]; ok && v.Tag == "!!null" {
+			add(v.Line+1, SeverityError, "the description is empty: say what the skill does and when to use it")
+			fieldErrors++
+		}
+	}
+
+	if compat, line, ok := scalar("compatibility"); ok {
+		if err := skill.Validate(&skill.Frontmatter{Name: standIn, Description: standIn, Compatibility: compat}); err != nil {
+			add(line, SeverityError, "invalid compatibility (%d characters): %v", len(compat), err)
+			fieldErrors++
+		}
+	}
+
+	// Anything else ADK's parser refuses (a nested metadata value, a
+	// malformed allowed-tools) keeps the skill from loading: report it too.
+	if fieldErrors == 0 {
+		if _, err := Parse(content); err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				pe = &ParseError{Msg: err.Error()}
+			}
+			add(pe.Line, SeverityError, "ADK's parser refuses the frontmatter: %s", pe.Msg)
+		}
+	}
+
+	body := content[bodyStart:]
+	if n := bytes.Count(body, []byte("\n")); n > MaxBodyLines {
+		bodyLine := bytes.Count(content[:bodyStart], []byte("\n")) + 1
+		add(bodyLine, SeverityWarning, "the body is %d lines long; the specification recommends under %d: move details to references/", n, MaxBodyLines)
+	}
+	return probs
+}
+
+// checkFiles walks a skill folder for scripts no interpreter runs and for
+// symbolic links.
+func checkFiles(fsys fs.FS, dir string, table codeexec.Interpreters) []Problem {
+	var probs []Problem
+	scriptsDir := path.Join(dir, "scripts")
+	_ = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			probs = append(probs, Problem{Path: p, Severity: SeverityWarning, Msg: fmt.Sprintf("cannot read: %v", err)})
+			return nil
+		}
+		if d.IsDir() {
+			if p != dir && skipDirs[d.Name()] {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			probs = append(probs, Problem{Path: p, Severity: SeverityWarning,
+				Msg: "symbolic link: it is never listed, staged for a script or read; copy the file in instead"})
+			return nil
+		}
+		if !d.Type().IsRegular() || !strings.HasPrefix(p, scriptsDir+"/") {
+			return nil
+		}
+		ext := strings.ToLower(path.Ext(p))
+		if slices.Contains(dataExtensions, ext) {
+			return nil
+		}
+		if _, err := table.ForScript(p); err != nil {
+			what := fmt.Sprintf("no interpreter runs %q files", ext)
+			if ext == "" {
+				what = "it has no extension, and run_skill_script picks the interpreter by extension"
+			}
+			probs = append(probs, Problem{Path: p, Severity: SeverityError, Msg: fmt.Sprintf(
+				"script cannot be run: %s (supported: %s)", what, strings.Join(table.Extensions(), ", "))})
+		}
+		return nil
+	})
+	return probs
+}

@@ -1,0 +1,292 @@
+package skillfs
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/adkskills/adkskills/codeexec"
+)
+
+// want is an expected problem: its file (relative to the skill folder),
+// line, severity and a piece of its message.
+type want struct {
+	file string
+	line int
+	sev  Severity
+	msg  string
+}
+
+func errAt(file string, line int, msg string) want { return want{file, line, SeverityError, msg} }
+func warnAt(file string, line int, msg string) want {
+	return want{file, line, SeverityWarning, msg}
+}
+
+// checkProblems asserts that got holds exactly the wanted problems of the
+// skill folder dir, in order.
+func checkProblems(t *testing.T, dir string, got []Problem, wants []want) {
+	t.Helper()
+	var mine []Problem
+	for _, p := range got {
+		if strings.HasPrefix(p.Path, dir+"/") || (dir == "" && !strings.Contains(p.Path, "/")) {
+			mine = append(mine, p)
+		}
+	}
+	require.Len(t, mine, len(wants), "problems of %q: %v", dir, mine)
+	for i, w := range wants {
+		p := mine[i]
+		assert.Equal(t, path.Join(dir, w.file), p.Path, "problem %d: %s", i, p)
+		assert.Equal(t, w.line, p.Line, "problem %d: %s", i, p)
+		assert.Equal(t, w.sev, p.Severity, "problem %d: %s", i, p)
+		assert.Contains(t, p.Msg, w.msg, "problem %d", i)
+	}
+}
+
+// TestValidateBadSkills checks each folder of testdata/badskills for exactly
+// the problems it was written to have.
+func TestValidateBadSkills(t *testing.T) {
+	r, err := Validate(os.DirFS("../../testdata/badskills"), nil)
+	require.NoError(t, err)
+	tests := []struct {
+		dir   string
+		wants []want
+	}{
+		{"Bad_Name", []want{errAt("SKILL.md", 2, `invalid name "Bad_Name": name may only contain lowercase alphanumeric`)}},
+		{"name-mismatch", []want{errAt("SKILL.md", 2, `the name "other-name" does not match the folder name "name-mismatch"`)}},
+		{"missing-description", []want{errAt("SKILL.md", 1, "no description")}},
+		{"long-description", []want{errAt("SKILL.md", 3, "invalid description (1025 characters): description must be between 1 and 1024 characters")}},
+		{"unclosed-frontmatter", []want{errAt("SKILL.md", 1, "no closing '---' line")}},
+		// The colon inside the unquoted value on line 4 of the file.
+		{"yaml-syntax", []want{errAt("SKILL.md", 4, "invalid YAML: yaml: mapping values are not allowed")}},
+		{"list-description", []want{errAt("SKILL.md", 3, `"description" must be a string, got a list`)}},
+		{"extra-keys", []want{
+			warnAt("SKILL.md", 4, `unknown frontmatter key "argument-hint"`),
+			warnAt("SKILL.md", 5, `unknown frontmatter key "version"`),
+		}},
+		{"unsupported-script", []want{errAt("scripts/tool.rb", 0, `no interpreter runs ".rb" files (supported: .py, .sh, .bash, .js, .mjs, .cjs)`)}},
+		{"good-skill", nil},
+	}
+	var dirs []string
+	for _, tt := range tests {
+		dirs = append(dirs, tt.dir)
+		t.Run(tt.dir, func(t *testing.T) {
+			checkProblems(t, tt.dir, r.Problems, tt.wants)
+		})
+	}
+	assert.ElementsMatch(t, dirs, r.Skills, "every folder of testdata/badskills has a case")
+	assert.Equal(t, 8, r.Errors())
+}
+
+// TestValidateAgreesWithLoader: a skill has an error in its SKILL.md
+// exactly when the lenient loader the toolset uses cannot load it, so
+// "validate passes" means "the agent sees the skill".
+func TestValidateAgreesWithLoader(t *testing.T) {
+	for _, root := range []string{"../../testdata/badskills", "../../testdata/skills"} {
+		fsys := os.DirFS(root)
+		r, err := Validate(fsys, nil)
+		require.NoError(t, err)
+		skills, err := New(fsys, nil).Scan()
+		require.NoError(t, err)
+		require.NotEmpty(t, skills)
+		for _, sk := range skills {
+			hasError := false
+			for _, p := range r.Problems {
+				hasError = hasError || (p.Path == sk.Dir+"/"+SkillFile && p.Severity == SeverityError)
+			}
+			assert.Equal(t, sk.Err != nil, hasError, "%s/%s: loader error %v, problems %v", root, sk.Dir, sk.Err, r.Problems)
+		}
+	}
+}
+
+// TestValidateRepositorySkills: the bundled skills have no error; the
+// keys other clients use are warnings.
+func TestValidateRepositorySkills(t *testing.T) {
+	r, err := Validate(os.DirFS("../../testdata/skills"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"node-tools", "py-tools", "report-writer", "shell-tools"}, r.Skills)
+	assert.Zero(t, r.Errors(), "%v", r.Problems)
+	checkProblems(t, "shell-tools", r.Problems, []want{
+		warnAt("SKILL.md", 4, `"argument-hint"`),
+		warnAt("SKILL.md", 5, `"user-invocable"`),
+		warnAt("SKILL.md", 6, `"version"`),
+	})
+}
+
+func skillMD(front, body string) *fstest.MapFile {
+	return &fstest.MapFile{Data: []byte("---\n" + front + "---\n" + body)}
+}
+
+const okFront = "name: s\ndescription: Does things. Use it for tests.\n"
+
+// TestValidateCases covers the rules the testdata folders do not.
+func TestValidateCases(t *testing.T) {
+	tests := []struct {
+		name  string
+		fsys  fstest.MapFS
+		wants []want // problems of the skill folder "s"
+		root  []want // problems at the root of the skills folder
+	}{
+		{name: "valid", fsys: fstest.MapFS{"s/SKILL.md": skillMD(okFront, "# S\n")}},
+		{
+			name:  "empty description",
+			fsys:  fstest.MapFS{"s/SKILL.md": skillMD("name: s\ndescription: \"\"\n", "")},
+			wants: []want{errAt("SKILL.md", 3, "the description is empty")},
+		},
+		{
+			name:  "null description",
+			fsys:  fstest.MapFS{"s/SKILL.md": skillMD("name: s\ndescription:\n", "")},
+			wants: []want{errAt("SKILL.md", 3, "the description is empty")},
+		},
+		{
+			name:  "missing name",
+			fsys:  fstest.MapFS{"s/SKILL.md": skillMD("description: Does things.\n", "")},
+			wants: []want{errAt("SKILL.md", 1, "no name: add name: s")},
+		},
+		{
+			name: "bad name and mismatch and missing description reported together",
+			fsys: fstest.MapFS{"s/SKILL.md": skillMD("license: MIT\nname: -s\n", "")},
+			wants: []want{
+				errAt("SKILL.md", 1, "no description"),
+				errAt("SKILL.md", 3, `invalid name "-s": name must not start or end with a hyphen`),
+				errAt("SKILL.md", 3, `does not match the folder name "s"`),
+			},
+		},
+		{
+			name:  "description over 1024 bytes in fewer characters",
+			fsys:  fstest.MapFS{"s/SKILL.md": skillMD("name: s\ndescription: "+strings.Repeat("é", 600)+"\n", "")},
+			wants: []want{errAt("SKILL.md", 3, "(600 characters, 1200 bytes (ADK counts bytes))")},
+		},
+		{
+			name:  "compatibility over 500",
+			fsys:  fstest.MapFS{"s/SKILL.md": skillMD(okFront+"compatibility: "+strings.Repeat("c", 501)+"\n", "")},
+			wants: []want{errAt("SKILL.md", 4, "compatibility must not exceed 500 characters")},
+		},
+		{
+			name: "metadata values that are not strings",
+			fsys: fstest.MapFS{"s/SKILL.md": skillMD(okFront+"metadata:\n  tags: [a, b]\n  ok: yes\n  nested:\n    k: v\n", "")},
+			wants: []want{
+				errAt("SKILL.md", 5, `metadata "tags" must be a string, got a list`),
+				errAt("SKILL.md", 7, `metadata "nested" must be a string, got a mapping`),
+			},
+		},
+		{
+			// Only ADK's parser catches this one: the fallback reports it.
+			name:  "allowed-tools ADK cannot split",
+			fsys:  fstest.MapFS{"s/SKILL.md": skillMD(okFront+"allowed-tools: Bash(git\n", "")},
+			wants: []want{errAt("SKILL.md", 4, "ADK's parser refuses the frontmatter: allowed-tools must be a whitespace- or comma-separated list")},
+		},
+		{
+			name:  "metadata as a string",
+			fsys:  fstest.MapFS{"s/SKILL.md": skillMD(okFront+"metadata: none\n", "")},
+			wants: []want{errAt("SKILL.md", 4, `"metadata" must be a mapping, got a string`)},
+		},
+		{
+			name:  "frontmatter not opened",
+			fsys:  fstest.MapFS{"s/SKILL.md": &fstest.MapFile{Data: []byte("# S\nname: s\n")}},
+			wants: []want{errAt("SKILL.md", 1, "must start with a '---' line")},
+		},
+		{
+			name:  "frontmatter is a list",
+			fsys:  fstest.MapFS{"s/SKILL.md": skillMD("- name\n- description\n", "")},
+			wants: []want{errAt("SKILL.md", 2, "must be a YAML mapping")},
+		},
+		{
+			name:  "duplicate key",
+			fsys:  fstest.MapFS{"s/SKILL.md": skillMD(okFront+"name: s\n", "")},
+			wants: []want{errAt("SKILL.md", 4, `duplicate key "name" (first on line 2)`)},
+		},
+		{
+			name: "body over the recommended length",
+			fsys: fstest.MapFS{"s/SKILL.md": skillMD(okFront, strings.Repeat("line\n", MaxBodyLines+1))},
+			// The body starts after the 4 frontmatter lines.
+			wants: []want{warnAt("SKILL.md", 5, fmt.Sprintf("the body is %d lines long", MaxBodyLines+1))},
+		},
+		{
+			name: "scripts: notes and data are not scripts; a file without extension is",
+			fsys: fstest.MapFS{
+				"s/SKILL.md":                 skillMD(okFront, ""),
+				"s/scripts/README.md":        {Data: []byte("notes")},
+				"s/scripts/requirements.txt": {Data: []byte("requests")},
+				"s/scripts/lib/helper.py":    {Data: []byte("")},
+				"s/scripts/run":              {Data: []byte("#!/bin/sh\n")},
+				"s/scripts/Tool.RB":          {Data: []byte("")},
+				"s/assets/logo.rb":           {Data: []byte("")}, // not under scripts/
+			},
+			wants: []want{
+				errAt("scripts/Tool.RB", 0, `no interpreter runs ".rb" files`),
+				errAt("scripts/run", 0, "it has no extension"),
+			},
+		},
+		{
+			name: "symbolic link",
+			fsys: fstest.MapFS{
+				"s/SKILL.md":        skillMD(okFront, ""),
+				"s/references/link": {Data: []byte("/etc/passwd"), Mode: os.ModeSymlink},
+			},
+			wants: []want{warnAt("references/link", 0, "symbolic link")},
+		},
+		{
+			name:  "skill file spelt in lower case",
+			fsys:  fstest.MapFS{"s/skill.md": skillMD(okFront, "")},
+			wants: []want{errAt("skill.md", 0, "must be named SKILL.md, not skill.md")},
+		},
+		{
+			name: "skills folder that is itself a skill",
+			fsys: fstest.MapFS{"SKILL.md": skillMD(okFront, ""), "s/SKILL.md": skillMD(okFront, "")},
+			root: []want{errAt("SKILL.md", 0, "this folder is itself a skill")},
+		},
+		{
+			name: "folders without a skill file and hidden folders are not skills",
+			fsys: fstest.MapFS{
+				"s/SKILL.md":           skillMD(okFront, ""),
+				"notes/readme.txt":     {Data: []byte("x")},
+				".git/SKILL.md":        {Data: []byte("junk")},
+				"__pycache__/SKILL.md": {Data: []byte("junk")},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Validate(tt.fsys, nil)
+			require.NoError(t, err)
+			checkProblems(t, "s", r.Problems, tt.wants)
+			checkProblems(t, "", r.Problems, tt.root)
+			assert.Equal(t, []string{"s"}, r.Skills)
+		})
+	}
+}
+
+// TestValidateInterpreterTable: the table decides which scripts are
+// runnable.
+func TestValidateInterpreterTable(t *testing.T) {
+	fsys := fstest.MapFS{"s/SKILL.md": skillMD(okFront, ""), "s/scripts/tool.rb": {Data: []byte("")}, "s/scripts/x.py": {Data: []byte("")}}
+	ruby := codeexec.Interpreters{{Language: "ruby", Extensions: []string{".rb"}, Command: []string{"ruby"}}}
+	r, err := Validate(fsys, ruby)
+	require.NoError(t, err)
+	checkProblems(t, "s", r.Problems, []want{errAt("scripts/x.py", 0, "(supported: .rb)")})
+}
+
+func TestProblemString(t *testing.T) {
+	tests := []struct {
+		p    Problem
+		want string
+	}{
+		{Problem{Path: "s/SKILL.md", Line: 3, Severity: SeverityError, Msg: "bad"}, "s/SKILL.md:3: bad"},
+		{Problem{Path: "s/SKILL.md", Line: 4, Severity: SeverityWarning, Msg: "odd"}, "s/SKILL.md:4: warning: odd"},
+		{Problem{Path: "s/scripts/x.rb", Severity: SeverityError, Msg: "bad"}, "s/scripts/x.rb: bad"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.p.String())
+	}
+}
+
+func TestValidateUnreadableFolder(t *testing.T) {
+	_, err := Validate(os.DirFS(t.TempDir()+"/missing"), nil)
+	require.Error(t, err)
+}
