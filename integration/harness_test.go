@@ -38,12 +38,12 @@ func skillsDir(t testing.TB) string {
 }
 
 // step is one scripted model turn: it sees the request and answers.
-type step func(t *testing.T, req *model.LLMRequest) *genai.Content
+type step func(t testing.TB, req *model.LLMRequest) *genai.Content
 
 // scriptedModel answers with its steps in order and records every request;
 // a call past the last step is an error that surfaces from runner.Run.
 type scriptedModel struct {
-	t        *testing.T
+	t        testing.TB
 	mu       sync.Mutex
 	steps    []step
 	requests []*model.LLMRequest
@@ -74,14 +74,14 @@ func (m *scriptedModel) request(i int) *model.LLMRequest {
 
 // call is a step that calls one tool.
 func call(name string, args map[string]any) step {
-	return func(*testing.T, *model.LLMRequest) *genai.Content {
+	return func(testing.TB, *model.LLMRequest) *genai.Content {
 		return genai.NewContentFromFunctionCall(name, args, genai.RoleModel)
 	}
 }
 
 // say is a step that ends the turn with text.
 func say(text string) step {
-	return func(*testing.T, *model.LLMRequest) *genai.Content {
+	return func(testing.TB, *model.LLMRequest) *genai.Content {
 		return genai.NewContentFromText(text, genai.RoleModel)
 	}
 }
@@ -116,7 +116,7 @@ type harnessConfig struct {
 }
 
 type harness struct {
-	t         *testing.T
+	t         testing.TB
 	model     *scriptedModel
 	runner    *runner.Runner
 	sessions  session.Service
@@ -124,7 +124,7 @@ type harness struct {
 	sessionID string
 }
 
-func newHarness(t *testing.T, cfg harnessConfig) *harness {
+func newHarness(t testing.TB, cfg harnessConfig) *harness {
 	t.Helper()
 	ctx := context.Background()
 	opts := cfg.opts
@@ -175,7 +175,7 @@ func (h *harness) say(text string) []*session.Event {
 }
 
 // responseEvent returns the event carrying the function response of name.
-func responseEvent(t *testing.T, events []*session.Event, name string) (*session.Event, map[string]any) {
+func responseEvent(t testing.TB, events []*session.Event, name string) (*session.Event, map[string]any) {
 	t.Helper()
 	for _, ev := range events {
 		if ev.Content == nil {

@@ -79,7 +79,7 @@ func (a *sessionArtifacts) LoadVersion(ctx context.Context, name string, version
 // ToolContext returns a real ToolContext over svc (nil: no artifact
 // service) in a fresh session, and the session's ID. A confirmation, when
 // given, is the one the call resumes with.
-func ToolContext(t *testing.T, svc artifact.Service, invocationID string, confirmation ...*toolconfirmation.ToolConfirmation) (agent.ToolContext, string) {
+func ToolContext(t testing.TB, svc artifact.Service, invocationID string, confirmation ...*toolconfirmation.ToolConfirmation) (agent.ToolContext, string) {
 	t.Helper()
 	ctx := context.Background()
 	created, err := session.InMemoryService().Create(ctx, &session.CreateRequest{AppName: App, UserID: User})
