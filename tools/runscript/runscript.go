@@ -62,16 +62,16 @@ type Config struct {
 // run_skill_inline_script; other callers have no use for it.
 func (c Config) Runner() (*scriptrun.Runner, error) {
 	if c.MaxOutputChars < 0 {
-		return nil, fmt.Errorf("MaxOutputChars must not be negative, got %d", c.MaxOutputChars)
+		return nil, fmt.Errorf("negative MaxOutputChars: %d", c.MaxOutputChars)
 	}
 	if c.Timeout < 0 {
-		return nil, fmt.Errorf("Timeout must not be negative, got %v", c.Timeout)
+		return nil, fmt.Errorf("negative Timeout: %v", c.Timeout)
 	}
 	if c.MaxSkillBytes < 0 {
-		return nil, fmt.Errorf("MaxSkillBytes must not be negative, got %d", c.MaxSkillBytes)
+		return nil, fmt.Errorf("negative MaxSkillBytes: %d", c.MaxSkillBytes)
 	}
 	if l := c.OutputLimits; l.MaxFiles < 0 || l.MaxFileBytes < 0 || l.MaxTotalBytes < 0 {
-		return nil, fmt.Errorf("OutputLimits must not be negative, got %+v", l)
+		return nil, fmt.Errorf("negative OutputLimits: %+v", l)
 	}
 	if c.Interpreters != nil {
 		if err := c.Interpreters.Validate(); err != nil {
