@@ -295,6 +295,9 @@ func decodeRune(p []byte) (rune, int) {
 // case) is counted eight bytes at a time: every byte that is not a
 // continuation byte starts a character.
 func countRunes(p []byte) (n int, valid bool) {
+	if isASCII(p) {
+		return len(p), true
+	}
 	if !utf8.Valid(p) {
 		for len(p) > 0 {
 			_, size := decodeRune(p)
@@ -313,6 +316,26 @@ func countRunes(p []byte) (n int, valid bool) {
 		}
 	}
 	return n, true
+}
+
+// isASCII reports whether p is all ASCII, testing 32 bytes at a time with
+// one OR: script output is mostly ASCII, and this pass is several times
+// cheaper than validating and counting UTF-8.
+func isASCII(p []byte) bool {
+	const hi = 0x8080808080808080
+	for ; len(p) >= 32; p = p[32:] {
+		w := binary.LittleEndian.Uint64(p) | binary.LittleEndian.Uint64(p[8:]) |
+			binary.LittleEndian.Uint64(p[16:]) | binary.LittleEndian.Uint64(p[24:])
+		if w&hi != 0 {
+			return false
+		}
+	}
+	for _, b := range p {
+		if b >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // TotalChars returns how many characters have been written, counting a
