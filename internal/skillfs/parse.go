@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -75,7 +76,7 @@ func Parse(content []byte) (*Parsed, error) {
 	kept := &yaml.Node{Kind: yaml.MappingNode}
 	var extra []string
 	seen := map[string]bool{}
-	for i := 0; i+1 < len(m.Content); i += 2 {
+	for i := 0; i < len(m.Content); i += 2 { // a mapping's content is key, value, …
 		k, v := m.Content[i], m.Content[i+1]
 		if seen[k.Value] {
 			return nil, &ParseError{Line: k.Line + 1, Msg: fmt.Sprintf("key %q is defined twice", k.Value)}
@@ -94,11 +95,7 @@ func Parse(content []byte) (*Parsed, error) {
 	if err != nil {
 		return nil, &ParseError{Msg: fmt.Sprintf("frontmatter: %v", err)}
 	}
-	adkInput := make([]byte, 0, len(pruned)+8)
-	adkInput = append(adkInput, "---\n"...)
-	adkInput = append(adkInput, pruned...)
-	adkInput = append(adkInput, "---\n"...)
-	fm, _, err := skill.ParseBytes(adkInput)
+	fm, _, err := skill.ParseBytes(slices.Concat([]byte("---\n"), pruned, []byte("---\n")))
 	if err != nil {
 		// ADK parsed the rebuilt text: its own line numbers would mislead.
 		msg := yamlLineRe.ReplaceAllString(adkMessage(err), "")
@@ -160,9 +157,9 @@ func shapeProblems(k, v *yaml.Node) []*ParseError {
 	}
 	var probs []*ParseError
 	if want == yaml.MappingNode {
-		for j := 1; j < len(v.Content); j += 2 {
-			if mv := v.Content[j]; mv.Kind != yaml.ScalarNode {
-				probs = append(probs, &ParseError{Line: v.Content[j-1].Line + 1, Msg: fmt.Sprintf("metadata %q must be a string, got %s", v.Content[j-1].Value, kindName(mv.Kind))})
+		for j := 0; j < len(v.Content); j += 2 {
+			if mk, mv := v.Content[j], v.Content[j+1]; mv.Kind != yaml.ScalarNode {
+				probs = append(probs, &ParseError{Line: mk.Line + 1, Msg: fmt.Sprintf("metadata %q must be a string, got %s", mk.Value, kindName(mv.Kind))})
 			}
 		}
 	}
@@ -207,7 +204,7 @@ func yamlError(err error) error {
 // keyLine points an ADK validation error at the line of the key it names.
 func keyLine(m *yaml.Node, err error) int {
 	msg := err.Error()
-	for i := 0; i+1 < len(m.Content); i += 2 {
+	for i := 0; i < len(m.Content); i += 2 {
 		k := m.Content[i]
 		if bytes.Contains([]byte(msg), []byte(k.Value)) {
 			return k.Line + 1

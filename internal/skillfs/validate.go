@@ -195,17 +195,17 @@ func checkSkillFile(dir string, content []byte) []Problem {
 		return probs
 	}
 
-	// fieldErrors counts the errors that Parse would also find, so its own
-	// verdict is added only when none of them explains it.
-	fieldErrors := 0
+	// explained records an error that Parse would also find, so its own
+	// verdict is added only when none explains it.
+	explained := false
 	values := map[string]*yaml.Node{}
 	m := doc.Content[0]
 	seen := map[string]int{}
-	for i := 0; i+1 < len(m.Content); i += 2 {
+	for i := 0; i < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if first, dup := seen[k.Value]; dup {
 			add(k.Line+1, SeverityError, "duplicate key %q (first on line %d)", k.Value, first)
-			fieldErrors++
+			explained = true
 			continue
 		}
 		seen[k.Value] = k.Line + 1
@@ -217,7 +217,7 @@ func checkSkillFile(dir string, content []byte) []Problem {
 			for _, p := range probs {
 				fromParseError(p)
 			}
-			fieldErrors++
+			explained = true
 			continue
 		}
 		values[k.Value] = v
@@ -235,7 +235,7 @@ func checkSkillFile(dir string, content []byte) []Problem {
 		return v.Value, v.Line + 1, true
 	}
 	missing := func(key string) bool {
-		for i := 0; i+1 < len(m.Content); i += 2 {
+		for i := 0; i < len(m.Content); i += 2 {
 			if m.Content[i].Value == key {
 				return false
 			}
@@ -248,18 +248,18 @@ func checkSkillFile(dir string, content []byte) []Problem {
 	case hasName:
 		if err := skill.Validate(&skill.Frontmatter{Name: name, Description: standIn}); err != nil {
 			add(nameLine, SeverityError, "invalid name %q: %v", name, err)
-			fieldErrors++
+			explained = true
 		}
 		if name != dir {
 			add(nameLine, SeverityError, "the name %q does not match the folder name %q", name, dir)
 		}
 	case missing("name"):
 		add(1, SeverityError, "the frontmatter has no name: add name: %s", dir)
-		fieldErrors++
+		explained = true
 	default:
 		if v, isNull := values["name"]; isNull {
 			add(v.Line+1, SeverityError, "the name is empty: add name: %s", dir)
-			fieldErrors++
+			explained = true
 		}
 	}
 
@@ -267,7 +267,7 @@ func checkSkillFile(dir string, content []byte) []Problem {
 	switch {
 	case hasDesc && desc == "":
 		add(descLine, SeverityError, "the description is empty: say what the skill does and when to use it")
-		fieldErrors++
+		explained = true
 	case hasDesc:
 		if err := skill.Validate(&skill.Frontmatter{Name: standIn, Description: desc}); err != nil {
 			size := fmt.Sprintf("%d characters", utf8.RuneCountInString(desc))
@@ -275,28 +275,28 @@ func checkSkillFile(dir string, content []byte) []Problem {
 				size += fmt.Sprintf(", %d bytes (ADK counts bytes)", len(desc))
 			}
 			add(descLine, SeverityError, "invalid description (%s): %v", size, err)
-			fieldErrors++
+			explained = true
 		}
 	case missing("description"):
 		add(1, SeverityError, "the frontmatter has no description: add one that says what the skill does and when to use it")
-		fieldErrors++
+		explained = true
 	default:
 		if v, ok := values["description"]; ok && v.Tag == "!!null" {
 			add(v.Line+1, SeverityError, "the description is empty: say what the skill does and when to use it")
-			fieldErrors++
+			explained = true
 		}
 	}
 
 	if compat, line, ok := scalar("compatibility"); ok {
 		if err := skill.Validate(&skill.Frontmatter{Name: standIn, Description: standIn, Compatibility: compat}); err != nil {
 			add(line, SeverityError, "invalid compatibility (%d characters): %v", len(compat), err)
-			fieldErrors++
+			explained = true
 		}
 	}
 
 	// Anything else ADK's parser refuses (a nested metadata value, a
 	// malformed allowed-tools) keeps the skill from loading: report it too.
-	if fieldErrors == 0 {
+	if !explained {
 		if _, err := Parse(content); err != nil {
 			var pe *ParseError
 			if !errors.As(err, &pe) {

@@ -133,6 +133,16 @@ func TestValidateCases(t *testing.T) {
 		root  []want // problems at the root of the skills folder
 	}{
 		{name: "valid", fsys: fstest.MapFS{"s/SKILL.md": skillMD(okFront, "# S\n")}},
+		{name: "null metadata", fsys: fstest.MapFS{"s/SKILL.md": skillMD(okFront+"metadata:\n", "")}},
+		{name: "body at the recommended length", fsys: fstest.MapFS{"s/SKILL.md": skillMD(okFront, strings.Repeat("line\n", MaxBodyLines))}},
+		{
+			name: "caches and version control are not scripts",
+			fsys: fstest.MapFS{
+				"s/SKILL.md":                      skillMD(okFront, ""),
+				"s/scripts/__pycache__/x.bin":     {Data: []byte{0}},
+				"s/scripts/.git/objects/ab/cdef0": {Data: []byte{0}},
+			},
+		},
 		{
 			name:  "empty description",
 			fsys:  fstest.MapFS{"s/SKILL.md": skillMD("name: s\ndescription: \"\"\n", "")},
@@ -165,7 +175,7 @@ func TestValidateCases(t *testing.T) {
 		{
 			name:  "compatibility over 500",
 			fsys:  fstest.MapFS{"s/SKILL.md": skillMD(okFront+"compatibility: "+strings.Repeat("c", 501)+"\n", "")},
-			wants: []want{errAt("SKILL.md", 4, "compatibility must not exceed 500 characters")},
+			wants: []want{errAt("SKILL.md", 4, "invalid compatibility (501 characters): compatibility must not exceed 500 characters")},
 		},
 		{
 			name: "metadata values that are not strings",
