@@ -48,9 +48,9 @@ func buildEnv(d dirs, hostPATH string, layers ...map[string]string) []string {
 	return env
 }
 
-// checkEnvVar reports a variable the child's environment cannot carry: an
-// empty name, a name with '=' or NUL, a value with NUL.
-func checkEnvVar(name, value string) error {
+// CheckEnv reports an environment variable that cannot be passed to a
+// process: an empty name, a name with '=' or NUL, a value with NUL.
+func CheckEnv(name, value string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("empty environment variable name")

@@ -122,7 +122,7 @@ func WithWorkspaceDir(dir string) Option {
 func WithEnv(env map[string]string) Option {
 	return func(c *config) {
 		for k, v := range env {
-			if err := checkEnvVar(k, v); err != nil {
+			if err := CheckEnv(k, v); err != nil {
 				c.errs = append(c.errs, fmt.Errorf("WithEnv: %w", err))
 			}
 		}
@@ -140,7 +140,7 @@ func WithEnv(env map[string]string) Option {
 func WithPassEnv(names ...string) Option {
 	return func(c *config) {
 		for _, n := range names {
-			if err := checkEnvVar(n, ""); err != nil {
+			if err := CheckEnv(n, ""); err != nil {
 				c.errs = append(c.errs, fmt.Errorf("WithPassEnv: %w", err))
 			}
 		}
@@ -179,11 +179,7 @@ func (c *config) interpreterFor(req *Request) (Interpreter, error) {
 		}
 		return *in, nil
 	}
-	t := c.interpreters
-	if t == nil {
-		t = DefaultInterpreters()
-	}
-	return t.ForScript(req.Script)
+	return c.table().ForScript(req.Script)
 }
 
 // workspaceParent is the directory workspaces are created in.

@@ -59,7 +59,7 @@ func validateRequest(req *Request) error {
 		}
 	}
 	for k, v := range req.Env {
-		if err := checkEnvVar(k, v); err != nil {
+		if err := CheckEnv(k, v); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 		}
 	}

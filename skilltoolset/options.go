@@ -3,10 +3,12 @@ package skilltoolset
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/tools/runscript"
 )
 
 // DefaultName is the toolset's name when WithName is not given.
@@ -16,28 +18,23 @@ const DefaultName = "adkskills"
 type Option func(*config) error
 
 type config struct {
-	name         string
-	executor     codeexec.Executor
-	maxChars     int
-	timeout      time.Duration
-	inline       bool
-	instruction  string
-	env          map[string]string
-	limits       codeexec.OutputLimits
-	interpreters codeexec.Interpreters
-	logger       *slog.Logger
+	name        string
+	inline      bool
+	instruction string
+	tool        runscript.Config // what the script tools get
 }
 
 // WithCodeExecutor sets the executor that runs scripts. Without one, the
 // script tools are not declared and the instruction says scripts cannot run.
 // codeexec.NewSandbox isolates scripts; codeexec.NewLocal runs them as plain
-// host processes.
+// host processes. The executor's interpreter table (codeexec.WithInterpreters)
+// decides which scripts run and which inline languages are offered.
 func WithCodeExecutor(e codeexec.Executor) Option {
 	return func(c *config) error {
 		if e == nil {
 			return fmt.Errorf("WithCodeExecutor: the executor is nil")
 		}
-		c.executor = e
+		c.tool.Executor = e
 		return nil
 	}
 }
@@ -51,7 +48,7 @@ func WithMaxOutputChars(n int) Option {
 		if n <= 0 {
 			return fmt.Errorf("WithMaxOutputChars: %d is not a positive number of characters", n)
 		}
-		c.maxChars = n
+		c.tool.MaxOutputChars = n
 		return nil
 	}
 }
@@ -63,7 +60,7 @@ func WithScriptTimeout(d time.Duration) Option {
 		if d <= 0 {
 			return fmt.Errorf("WithScriptTimeout: %v is not a positive duration", d)
 		}
-		c.timeout = d
+		c.tool.Timeout = d
 		return nil
 	}
 }
@@ -104,16 +101,14 @@ func WithInstruction(text string) Option {
 func WithEnv(env map[string]string) Option {
 	return func(c *config) error {
 		for k, v := range env {
-			if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
-				return fmt.Errorf("WithEnv: invalid variable %q", k)
+			if err := codeexec.CheckEnv(k, v); err != nil {
+				return fmt.Errorf("WithEnv: %w", err)
 			}
 		}
-		if c.env == nil {
-			c.env = map[string]string{}
+		if c.tool.Env == nil {
+			c.tool.Env = map[string]string{}
 		}
-		for k, v := range env {
-			c.env[k] = v
-		}
+		maps.Copy(c.tool.Env, env)
 		return nil
 	}
 }
@@ -126,24 +121,7 @@ func WithOutputLimits(l codeexec.OutputLimits) Option {
 		if l.MaxFiles < 0 || l.MaxFileBytes < 0 || l.MaxTotalBytes < 0 {
 			return fmt.Errorf("WithOutputLimits: negative limit in %+v", l)
 		}
-		c.limits = l
-		return nil
-	}
-}
-
-// WithInterpreters replaces the interpreter table (default
-// codeexec.DefaultInterpreters: python3, bash, node). The table decides which
-// scripts run_skill_script accepts and which languages
-// run_skill_inline_script offers.
-func WithInterpreters(t codeexec.Interpreters) Option {
-	return func(c *config) error {
-		if len(t) == 0 {
-			return fmt.Errorf("WithInterpreters: the table is empty")
-		}
-		if err := t.Validate(); err != nil {
-			return fmt.Errorf("WithInterpreters: %w", err)
-		}
-		c.interpreters = t
+		c.tool.OutputLimits = l
 		return nil
 	}
 }
@@ -155,7 +133,7 @@ func WithLogger(l *slog.Logger) Option {
 		if l == nil {
 			return fmt.Errorf("WithLogger: the logger is nil")
 		}
-		c.logger = l
+		c.tool.Logger = l
 		return nil
 	}
 }

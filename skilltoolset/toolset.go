@@ -40,10 +40,24 @@ import (
 // (ProcessRequest), through which it adds its system instruction and the
 // skill catalogue to each model request.
 type SkillToolset struct {
-	name        string
-	inner       *adkskills.SkillToolset
+	name   string
+	source skill.Source
+	table  codeexec.Interpreters
+	inline bool
+
+	// variants[1] is used when some skill has a script, variants[0] when not.
+	variants [2]variant
+
+	base      []tool.Tool // ADK's skill tools, wrapped
+	runScript tool.Tool   // nil without an executor
+	runInline tool.Tool   // nil unless inline scripts are on
+}
+
+// variant is one system instruction and the ADK toolset that adds it with
+// the catalogue.
+type variant struct {
 	instruction string
-	tools       []tool.Tool
+	inner       *adkskills.SkillToolset
 }
 
 // NewFSSource returns a skill.Source over fsys, whose immediate subfolders
@@ -68,9 +82,10 @@ func NewFSSource(fsys fs.FS) skill.Source {
 }
 
 // New returns a SkillToolset over source. The script tools are declared only
-// when a code executor is configured (WithCodeExecutor); run_skill_script
-// only when some skill has a script the interpreter table can run, and
-// run_skill_inline_script only with WithInlineScripts(true).
+// when a code executor is configured (WithCodeExecutor): run_skill_script
+// when some skill has a script the executor's interpreter table can run
+// (checked on every invocation, so a skill added later counts), and
+// run_skill_inline_script with WithInlineScripts(true).
 func New(ctx context.Context, source skill.Source, opts ...Option) (*SkillToolset, error) {
 	if source == nil {
 		return nil, fmt.Errorf("skilltoolset: a skill source is required")
@@ -81,72 +96,80 @@ func New(ctx context.Context, source skill.Source, opts ...Option) (*SkillToolse
 			return nil, fmt.Errorf("skilltoolset: %w", err)
 		}
 	}
-	if s, ok := source.(*skillfs.Source); ok && cfg.logger != nil {
-		source = s.WithLogger(cfg.logger)
+	if s, ok := source.(*skillfs.Source); ok && cfg.tool.Logger != nil {
+		source = s.WithLogger(cfg.tool.Logger)
 	}
-	rcfg := runscript.Config{
-		Source:         source,
-		Executor:       cfg.executor,
-		Interpreters:   cfg.interpreters,
-		MaxOutputChars: cfg.maxChars,
-		Timeout:        cfg.timeout,
-		Env:            cfg.env,
-		OutputLimits:   cfg.limits,
-		Logger:         cfg.logger,
-	}
-	runner, err := rcfg.Runner()
-	if err != nil {
-		return nil, fmt.Errorf("skilltoolset: %w", err)
-	}
-	table := runner.Table()
-
-	hasScripts := false
-	if cfg.executor != nil {
-		if hasScripts, err = anyScripts(ctx, source, table); err != nil {
-			return nil, fmt.Errorf("skilltoolset: listing skills: %w", err)
-		}
-	}
-	withInline := cfg.executor != nil && cfg.inline
-	instruction := buildInstruction(instructionConfig{
-		hasExecutor: cfg.executor != nil,
-		runScript:   hasScripts,
-		inline:      withInline,
-		languages:   table.Languages(),
-		extra:       cfg.instruction,
-	})
-	inner, err := adkskills.New(ctx, adkskills.Config{Source: source, Name: cfg.name, SystemInstruction: instruction})
-	if err != nil {
-		return nil, fmt.Errorf("skilltoolset: %w", err)
-	}
-	ts := &SkillToolset{name: cfg.name, inner: inner, instruction: instruction}
-
-	adkTools, err := inner.Tools(nil)
-	if err != nil {
-		return nil, fmt.Errorf("skilltoolset: %w", err)
-	}
-	tools := slices.Clone(adkTools)
-	if hasScripts {
-		t, err := runscript.New(rcfg)
+	cfg.tool.Source = source
+	ts := &SkillToolset{name: cfg.name, source: source, table: codeexec.TableOf(cfg.tool.Executor)}
+	hasExecutor := cfg.tool.Executor != nil
+	ts.inline = hasExecutor && cfg.inline
+	// One instruction (and one ADK toolset carrying it) per answer to "does
+	// some skill have a script?"; ProcessRequest picks per request.
+	for i, runScript := range []bool{false, true} {
+		text := buildInstruction(instructionConfig{
+			hasExecutor: hasExecutor,
+			runScript:   hasExecutor && runScript,
+			inline:      ts.inline,
+			languages:   ts.table.Languages(),
+			extra:       cfg.instruction,
+		})
+		inner, err := adkskills.New(ctx, adkskills.Config{Source: source, Name: cfg.name, SystemInstruction: text})
 		if err != nil {
 			return nil, fmt.Errorf("skilltoolset: %w", err)
 		}
-		tools = append(tools, t)
+		ts.variants[i] = variant{instruction: text, inner: inner}
 	}
-	if withInline {
-		t, err := runinline.New(rcfg)
+	adkTools, err := ts.variants[0].inner.Tools(nil)
+	if err != nil {
+		return nil, fmt.Errorf("skilltoolset: %w", err)
+	}
+	for _, t := range adkTools {
+		w, err := ts.wrap(t)
+		if err != nil {
+			return nil, err
+		}
+		ts.base = append(ts.base, w)
+	}
+	if hasExecutor {
+		rs, err := runscript.New(cfg.tool)
 		if err != nil {
 			return nil, fmt.Errorf("skilltoolset: %w", err)
 		}
-		tools = append(tools, t)
-	}
-	for _, t := range tools {
-		rt, ok := t.(runnable)
-		if !ok {
-			return nil, fmt.Errorf("skilltoolset: tool %q cannot be wrapped", t.Name())
+		if ts.runScript, err = ts.wrap(rs); err != nil {
+			return nil, err
 		}
-		ts.tools = append(ts.tools, &instructed{runnable: rt, ts: ts})
+	}
+	if ts.inline {
+		ri, err := runinline.New(cfg.tool)
+		if err != nil {
+			return nil, fmt.Errorf("skilltoolset: %w", err)
+		}
+		if ts.runInline, err = ts.wrap(ri); err != nil {
+			return nil, err
+		}
 	}
 	return ts, nil
+}
+
+// wrap makes t one of the toolset's tools: it declares itself and adds the
+// toolset's instruction to the request.
+func (ts *SkillToolset) wrap(t tool.Tool) (tool.Tool, error) {
+	rt, ok := t.(runnable)
+	if !ok {
+		return nil, fmt.Errorf("skilltoolset: tool %q cannot be wrapped", t.Name())
+	}
+	return &instructed{runnable: rt, ts: ts}, nil
+}
+
+// hasScripts reports whether some skill now has a script the table runs.
+// An error listing the skills counts as no scripts: the catalogue shows
+// the same error through ADK's ProcessRequest.
+func (ts *SkillToolset) hasScripts(ctx context.Context) bool {
+	if ts.runScript == nil {
+		return false
+	}
+	ok, err := anyScripts(ctx, ts.source, ts.table)
+	return err == nil && ok
 }
 
 // anyScripts reports whether some skill has a file the interpreter table
@@ -176,8 +199,19 @@ func (ts *SkillToolset) Name() string { return ts.name }
 // Tools implements tool.Toolset: ADK's list_skills, load_skill and
 // load_skill_resource, then run_skill_script and run_skill_inline_script
 // when configured.
-func (ts *SkillToolset) Tools(agent.ReadonlyContext) ([]tool.Tool, error) {
-	return slices.Clone(ts.tools), nil
+func (ts *SkillToolset) Tools(ctx agent.ReadonlyContext) ([]tool.Tool, error) {
+	tools := slices.Clone(ts.base)
+	var c context.Context = context.Background()
+	if ctx != nil {
+		c = ctx
+	}
+	if ts.hasScripts(c) {
+		tools = append(tools, ts.runScript)
+	}
+	if ts.runInline != nil {
+		tools = append(tools, ts.runInline)
+	}
+	return tools, nil
 }
 
 // ProcessRequest adds the toolset's system instruction and the catalogue of
@@ -187,10 +221,24 @@ func (ts *SkillToolset) Tools(agent.ReadonlyContext) ([]tool.Tool, error) {
 // model when the toolset is wrapped (tool.FilterToolset,
 // tool.WithConfirmation), and never twice.
 func (ts *SkillToolset) ProcessRequest(ctx agent.ToolContext, req *model.LLMRequest) error {
-	if adkglue.HasInstruction(req, ts.instruction) {
-		return nil
+	for _, v := range ts.variants {
+		if adkglue.HasInstruction(req, v.instruction) {
+			return nil
+		}
 	}
-	return ts.inner.ProcessRequest(ctx, req)
+	v := ts.variants[0]
+	if ts.hasScripts(ctx) {
+		v = ts.variants[1]
+	}
+	if err := v.inner.ProcessRequest(ctx, req); err != nil {
+		return err
+	}
+	if ts.inline && !adkglue.HasInstruction(req, v.instruction) {
+		// ADK adds nothing when there are no skills; inline scripts still
+		// need the instruction.
+		adkglue.AppendInstructions(req, v.instruction)
+	}
+	return nil
 }
 
 // runnable is what ADK's flow needs of a function tool.

@@ -3,11 +3,15 @@ package skilltoolset
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/model"
 
 	"github.com/adkskills/adkskills/codeexec"
 )
@@ -31,19 +35,17 @@ func toolNames(t *testing.T, ts *SkillToolset) []string {
 
 func TestNewRejectsInvalidOptions(t *testing.T) {
 	cases := map[string]Option{
-		"nil executor":        WithCodeExecutor(nil),
-		"zero chars":          WithMaxOutputChars(0),
-		"negative chars":      WithMaxOutputChars(-1),
-		"zero timeout":        WithScriptTimeout(0),
-		"negative timeout":    WithScriptTimeout(-1),
-		"empty name":          WithName(" "),
-		"env with =":          WithEnv(map[string]string{"A=B": "x"}),
-		"env empty name":      WithEnv(map[string]string{"": "x"}),
-		"env NUL value":       WithEnv(map[string]string{"A": "x\x00"}),
-		"negative limits":     WithOutputLimits(codeexec.OutputLimits{MaxFiles: -1}),
-		"empty interpreters":  WithInterpreters(codeexec.Interpreters{}),
-		"bad interpreter ext": WithInterpreters(codeexec.Interpreters{{Language: "ruby", Extensions: []string{"rb"}, Command: []string{"ruby"}}}),
-		"nil logger":          WithLogger(nil),
+		"nil executor":     WithCodeExecutor(nil),
+		"zero chars":       WithMaxOutputChars(0),
+		"negative chars":   WithMaxOutputChars(-1),
+		"zero timeout":     WithScriptTimeout(0),
+		"negative timeout": WithScriptTimeout(-1),
+		"empty name":       WithName(" "),
+		"env with =":       WithEnv(map[string]string{"A=B": "x"}),
+		"env empty name":   WithEnv(map[string]string{"": "x"}),
+		"env NUL value":    WithEnv(map[string]string{"A": "x\x00"}),
+		"negative limits":  WithOutputLimits(codeexec.OutputLimits{MaxFiles: -1}),
+		"nil logger":       WithLogger(nil),
 	}
 	for name, opt := range cases {
 		_, err := New(context.Background(), NewFSSource(testSkills), opt)
@@ -57,6 +59,7 @@ func TestToolsFollowConfiguration(t *testing.T) {
 	local := codeexec.NewLocal()
 	onlyDocs := fstest.MapFS{"docs/SKILL.md": testSkills["docs/SKILL.md"], "docs/references/a.md": testSkills["docs/references/a.md"]}
 	ruby := codeexec.Interpreters{{Language: "ruby", Extensions: []string{".rb"}, Command: []string{"ruby"}}}
+	rubySkills := fstest.MapFS{"gem/SKILL.md": {Data: []byte("---\nname: gem\ndescription: Ruby.\n---\n")}, "gem/scripts/x.rb": {Data: []byte("puts 1\n")}}
 	cases := []struct {
 		name string
 		fsys fstest.MapFS
@@ -66,7 +69,8 @@ func TestToolsFollowConfiguration(t *testing.T) {
 		{"no executor", testSkills, nil, []string{"list_skills", "load_skill", "load_skill_resource"}},
 		{"executor", testSkills, []Option{WithCodeExecutor(local)}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_script"}},
 		{"no scripts", onlyDocs, []Option{WithCodeExecutor(local)}, []string{"list_skills", "load_skill", "load_skill_resource"}},
-		{"table without python", testSkills, []Option{WithCodeExecutor(local), WithInterpreters(ruby)}, []string{"list_skills", "load_skill", "load_skill_resource"}},
+		{"table without python", testSkills, []Option{WithCodeExecutor(codeexec.NewLocal(codeexec.WithInterpreters(ruby)))}, []string{"list_skills", "load_skill", "load_skill_resource"}},
+		{"table with ruby", rubySkills, []Option{WithCodeExecutor(codeexec.NewLocal(codeexec.WithInterpreters(ruby)))}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_script"}},
 		{"inline", onlyDocs, []Option{WithCodeExecutor(local), WithInlineScripts(true)}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_inline_script"}},
 		{"inline no executor", testSkills, []Option{WithInlineScripts(true)}, []string{"list_skills", "load_skill", "load_skill_resource"}},
 	}
@@ -84,8 +88,55 @@ func TestNameAndInstruction(t *testing.T) {
 		WithCodeExecutor(codeexec.NewLocal()), WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	assert.Equal(t, "mine", ts.Name())
-	assert.Contains(t, ts.instruction, "EXTRA RULES")
-	assert.Contains(t, ts.instruction, "run_skill_script")
-	assert.NotContains(t, ts.instruction, "run_skill_inline_script")
-	assert.NotContains(t, ts.instruction, "via bash")
+	text := ts.variants[1].instruction
+	assert.Contains(t, text, "EXTRA RULES")
+	assert.Contains(t, text, "run_skill_script")
+	assert.NotContains(t, text, "run_skill_inline_script")
+	assert.NotContains(t, text, "via bash")
+	assert.NotContains(t, ts.variants[0].instruction, "run_skill_script", "without scripts the instruction does not offer them")
+}
+
+func TestRunScriptFollowsTheFolder(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "docs", "scripts"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "docs", "SKILL.md"), []byte("---\nname: docs\ndescription: Docs.\n---\n"), 0o644))
+	ts, err := New(context.Background(), NewFSSource(os.DirFS(dir)), WithCodeExecutor(codeexec.NewLocal()))
+	require.NoError(t, err)
+	assert.NotContains(t, toolNames(t, ts), "run_skill_script")
+	req := &model.LLMRequest{}
+	require.NoError(t, ts.ProcessRequest(nil, req))
+	assert.NotContains(t, systemText(req), "run_skill_script")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "docs", "scripts", "new.sh"), []byte("echo hi\n"), 0o644))
+	assert.Contains(t, toolNames(t, ts), "run_skill_script", "a script added after New is runnable")
+	req = &model.LLMRequest{}
+	require.NoError(t, ts.ProcessRequest(nil, req))
+	assert.Contains(t, systemText(req), "run_skill_script")
+	require.NoError(t, ts.ProcessRequest(nil, req))
+	assert.Equal(t, 1, strings.Count(systemText(req), "You can use Agent Skills"), "once per request")
+}
+
+func TestInlineInstructionWithoutSkills(t *testing.T) {
+	ts, err := New(context.Background(), NewFSSource(fstest.MapFS{}), WithCodeExecutor(codeexec.NewLocal()), WithInlineScripts(true))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_inline_script"}, toolNames(t, ts))
+	req := &model.LLMRequest{}
+	require.NoError(t, ts.ProcessRequest(nil, req))
+	assert.Contains(t, systemText(req), "run_skill_inline_script", "inline scripts are explained even with no skills")
+
+	plain, err := New(context.Background(), NewFSSource(fstest.MapFS{}), WithCodeExecutor(codeexec.NewLocal()))
+	require.NoError(t, err)
+	req = &model.LLMRequest{}
+	require.NoError(t, plain.ProcessRequest(nil, req))
+	assert.Empty(t, systemText(req), "no skills and no inline scripts: nothing to say")
+}
+
+func systemText(req *model.LLMRequest) string {
+	var b strings.Builder
+	if req.Config != nil && req.Config.SystemInstruction != nil {
+		for _, p := range req.Config.SystemInstruction.Parts {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
 }

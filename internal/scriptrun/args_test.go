@@ -116,7 +116,7 @@ func testSource() skill.Source {
 }
 
 func TestLoadSkillStagesWholeFolder(t *testing.T) {
-	r := &Runner{Source: testSource()}
+	r := &Runner{Config: Config{Source: testSource()}}
 	sk, resp := r.LoadSkill(context.Background(), "demo")
 	require.Nil(t, resp)
 	var paths []string
@@ -136,16 +136,16 @@ func TestLoadSkillStagesWholeFolder(t *testing.T) {
 	_, resp = r.LoadSkill(context.Background(), "../demo")
 	assert.Equal(t, CodeSkillNotFound, resp["error_code"])
 
-	broken := &Runner{Source: skillfs.New(fstest.MapFS{"bad/SKILL.md": {Data: []byte("---\nname: bad\n")}}, nil), Logger: slog.New(slog.DiscardHandler)}
+	broken := &Runner{Config: Config{Source: skillfs.New(fstest.MapFS{"bad/SKILL.md": {Data: []byte("---\nname: bad\n")}}, nil), Logger: slog.New(slog.DiscardHandler)}}
 	_, resp = broken.LoadSkill(context.Background(), "bad")
 	assert.Equal(t, CodeSkillNotFound, resp["error_code"], "a skill the catalogue leaves out is not found, not an infrastructure failure")
 	assert.Contains(t, resp["error"], "SKILL.md is invalid")
 
-	small := &Runner{Source: testSource(), MaxSkillBytes: 1023, Logger: slog.New(slog.DiscardHandler)}
+	small := &Runner{Config: Config{Source: testSource(), MaxSkillBytes: 1023, Logger: slog.New(slog.DiscardHandler)}}
 	_, resp = small.LoadSkill(context.Background(), "big")
 	assert.Equal(t, CodeExecutionError, resp["error_code"])
 	assert.Contains(t, resp["error"], "over the staging limit")
-	exact := &Runner{Source: testSource(), MaxSkillBytes: int64(1024 + len("---\nname: big\ndescription: Big.\n---\n"))}
+	exact := &Runner{Config: Config{Source: testSource(), MaxSkillBytes: int64(1024 + len("---\nname: big\ndescription: Big.\n---\n"))}}
 	_, resp = exact.LoadSkill(context.Background(), "big")
 	assert.Nil(t, resp, "a folder exactly at the limit stages")
 }
@@ -187,7 +187,7 @@ func TestRunMapsExecutorErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		var logs strings.Builder
-		r := &Runner{Executor: errExecutor{c.err}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+		r := &Runner{Config: Config{Executor: errExecutor{c.err}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
 		tc, _ := adktest.ToolContext(t, nil, "inv")
 		resp := r.Run(tc, "run_skill_script", &codeexec.Request{Script: "s.py"})
 		assert.Equal(t, c.code, resp["error_code"], c.err)
@@ -209,8 +209,8 @@ func (c *capture) Execute(_ context.Context, req *codeexec.Request) (*codeexec.R
 
 func TestRunFillsLimitsAndEnv(t *testing.T) {
 	c := &capture{}
-	r := &Runner{Executor: c, MaxOutputChars: 7, Timeout: 3, Env: map[string]string{"A": "operator", "B": "operator"},
-		Limits: codeexec.OutputLimits{MaxFiles: 2}}
+	r := &Runner{Config: Config{Executor: c, MaxOutputChars: 7, Timeout: 3, Env: map[string]string{"A": "operator", "B": "operator"},
+		OutputLimits: codeexec.OutputLimits{MaxFiles: 2}}}
 	tc, _ := adktest.ToolContext(t, nil, "inv")
 	r.Run(tc, "t", &codeexec.Request{Env: map[string]string{"B": "request"}})
 	assert.Equal(t, 7, c.req.MaxOutputChars)
@@ -218,7 +218,7 @@ func TestRunFillsLimitsAndEnv(t *testing.T) {
 	assert.Equal(t, codeexec.OutputLimits{MaxFiles: 2}, c.req.Limits)
 	assert.Equal(t, map[string]string{"A": "operator", "B": "request"}, c.req.Env)
 
-	bare := &Runner{Executor: c}
+	bare := &Runner{Config: Config{Executor: c}}
 	bare.Run(tc, "t", &codeexec.Request{Env: map[string]string{"C": "request"}})
 	assert.Equal(t, map[string]string{"C": "request"}, c.req.Env, "without operator variables the request's stay")
 }

@@ -174,7 +174,7 @@ func TestRespondPartialSaveFailure(t *testing.T) {
 	for _, p := range []string{"a.txt", "b.txt", "c.txt", "d/e.txt"} {
 		files = append(files, codeexec.File{Path: p, Data: []byte(p)})
 	}
-	r := &Runner{Logger: logTo(&logs)}
+	r := &Runner{Config: Config{Logger: logTo(&logs)}}
 	resp := r.respond(tc, &codeexec.Result{Files: files})
 	saved := resp["output_files"].([]map[string]any)
 	var names []string
@@ -191,7 +191,7 @@ func TestRespondPartialSaveFailure(t *testing.T) {
 
 func TestRespondWithoutArtifactService(t *testing.T) {
 	var logs bytes.Buffer
-	r := &Runner{Logger: logTo(&logs)}
+	r := &Runner{Config: Config{Logger: logTo(&logs)}}
 	for range 2 {
 		tc, _ := adktest.ToolContext(t, nil, "inv")
 		resp := r.respond(tc, &codeexec.Result{Files: []codeexec.File{{Path: "out/x.csv", Data: []byte("a,b\n")}}})
@@ -213,7 +213,7 @@ func TestRespondWarnings(t *testing.T) {
 		omitted = append(omitted, codeexec.OmittedFile{Path: "big" + strings.Repeat("x", i) + ".bin", Reason: "over the per-file limit"})
 	}
 	bad := codeexec.File{Path: "bad.b64", Data: []byte("!!!not base64"), Encoding: codeexec.EncodingBase64}
-	resp := (&Runner{Logger: logTo(&bytes.Buffer{})}).respond(tc, &codeexec.Result{Files: []codeexec.File{bad}, Omitted: omitted})
+	resp := (&Runner{Config: Config{Logger: logTo(&bytes.Buffer{})}}).respond(tc, &codeexec.Result{Files: []codeexec.File{bad}, Omitted: omitted})
 	w := resp["warning"].(string)
 	assert.Contains(t, w, "1 of 1 output file(s) could not be saved: bad.b64")
 	assert.Contains(t, w, "big.bin was not saved: over the per-file limit")

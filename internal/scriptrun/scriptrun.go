@@ -47,43 +47,86 @@ const DefaultMaxSkillBytes = 256 << 20
 // state: ADK drops "temp:" keys when the invocation ends.
 const scriptMissesKey = "temp:adkskills:script_misses:"
 
+// NoExecutor is the answer of a script tool without a code executor.
+func NoExecutor() map[string]any {
+	return ErrorResponse(CodeNoCodeExecutor, "no code executor is configured: scripts cannot run in this agent")
+}
+
 // ErrorResponse is the response of a tool call that could not run a script.
 func ErrorResponse(code, msg string) map[string]any {
 	return map[string]any{"error": msg, "error_code": code}
 }
 
-// Runner holds what both script tools need to run a script. The zero values
-// of the limits mean the codeexec defaults.
-type Runner struct {
-	// Source finds skills and their files.
+// Config configures the script tools (run_skill_script and
+// run_skill_inline_script); the public packages re-export it as
+// runscript.Config.
+type Config struct {
+	// Source finds skills and their files. Required for run_skill_script;
+	// optional for run_skill_inline_script (then skill_name is refused).
 	Source skill.Source
-	// Executor runs scripts; nil answers NO_CODE_EXECUTOR.
+	// Executor runs the scripts and owns the interpreter table (see
+	// codeexec.TableOf). Nil: every call answers NO_CODE_EXECUTOR.
 	Executor codeexec.Executor
-	// Interpreters is the interpreter table (nil: codeexec.DefaultInterpreters).
-	Interpreters codeexec.Interpreters
-	// MaxOutputChars caps stdout and stderr each.
+	// MaxOutputChars caps stdout and stderr each, in characters. Zero:
+	// codeexec.DefaultMaxOutputChars.
 	MaxOutputChars int
-	// Timeout is the time limit of one run.
+	// Timeout is the wall-clock limit of one run. Zero:
+	// codeexec.DefaultTimeout.
 	Timeout time.Duration
-	// Env is added to every script's environment.
+	// Env is added to every script's environment (the agent's own
+	// environment never reaches a script).
 	Env map[string]string
-	// Limits bounds the output files of a run.
-	Limits codeexec.OutputLimits
-	// MaxSkillBytes bounds the staged skill folder (0: DefaultMaxSkillBytes).
+	// OutputLimits bounds the files a run returns. Zero fields: the codeexec
+	// defaults.
+	OutputLimits codeexec.OutputLimits
+	// MaxSkillBytes bounds the bytes of one staged skill folder. Zero:
+	// DefaultMaxSkillBytes.
 	MaxSkillBytes int64
-	// Logger receives details the model never sees (nil: slog.Default()).
+	// Logger receives what the model must not see (host paths, save
+	// failures). Nil: slog.Default().
 	Logger *slog.Logger
+}
+
+// Validate reports the first invalid value.
+func (c *Config) Validate() error {
+	switch l := c.OutputLimits; {
+	case c.MaxOutputChars < 0:
+		return fmt.Errorf("negative MaxOutputChars: %d", c.MaxOutputChars)
+	case c.Timeout < 0:
+		return fmt.Errorf("negative Timeout: %v", c.Timeout)
+	case c.MaxSkillBytes < 0:
+		return fmt.Errorf("negative MaxSkillBytes: %d", c.MaxSkillBytes)
+	case l.MaxFiles < 0 || l.MaxFileBytes < 0 || l.MaxTotalBytes < 0:
+		return fmt.Errorf("negative OutputLimits: %+v", l)
+	}
+	for k, v := range c.Env {
+		if err := codeexec.CheckEnv(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Runner is what both script tools share: the configuration and the state
+// that lives as long as the tool.
+type Runner struct {
+	Config
 
 	missesMu   sync.Mutex
 	noArtifact sync.Once
 }
 
-// Table returns the interpreter table in use.
-func (r *Runner) Table() codeexec.Interpreters {
-	if r.Interpreters == nil {
-		return codeexec.DefaultInterpreters()
+// New checks cfg and returns a Runner over it.
+func New(cfg Config) (*Runner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	return r.Interpreters
+	return &Runner{Config: cfg}, nil
+}
+
+// Table returns the interpreter table in use: the executor's.
+func (r *Runner) Table() codeexec.Interpreters {
+	return codeexec.TableOf(r.Executor)
 }
 
 func (r *Runner) logger() *slog.Logger {
@@ -214,11 +257,11 @@ func (r *Runner) skillList(ctx context.Context) string {
 // artifacts. req's limits are filled from the Runner.
 func (r *Runner) Run(tc agent.ToolContext, toolName string, req *codeexec.Request) map[string]any {
 	if r.Executor == nil {
-		return ErrorResponse(CodeNoCodeExecutor, "no code executor is configured: scripts cannot run in this agent")
+		return NoExecutor()
 	}
 	req.MaxOutputChars = r.MaxOutputChars
 	req.Timeout = r.Timeout
-	req.Limits = r.Limits
+	req.Limits = r.OutputLimits
 	if len(r.Env) > 0 {
 		env := maps.Clone(r.Env)
 		maps.Copy(env, req.Env) // the request's own variables win

@@ -34,7 +34,7 @@ const InlineDir = ".adkskills-inline"
 // New returns the run_skill_inline_script tool. cfg.Source may be nil; then
 // skill_name is refused.
 func New(cfg runscript.Config) (tool.Tool, error) {
-	r, err := cfg.Runner()
+	r, err := scriptrun.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("runinline: %w", err)
 	}
@@ -132,7 +132,7 @@ func (t *runInline) Run(tc agent.ToolContext, args any) (map[string]any, error) 
 		return scriptrun.ErrorResponse(scriptrun.CodeInvalidArguments, err.Error()), nil
 	}
 	if t.r.Executor == nil {
-		return scriptrun.ErrorResponse(scriptrun.CodeNoCodeExecutor, "no code executor is configured: scripts cannot run in this agent"), nil
+		return scriptrun.NoExecutor(), nil
 	}
 	if c.SkillName != "" && t.r.Source == nil {
 		return scriptrun.ErrorResponse(scriptrun.CodeSkillNotFound, "no skills are configured, so skill_name cannot be used"), nil

@@ -10,14 +10,11 @@ package runscript
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
-	"time"
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/tool"
-	"google.golang.org/adk/tool/skilltoolset/skill"
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
@@ -28,75 +25,17 @@ import (
 // Name is the tool's name as the model sees it.
 const Name = "run_skill_script"
 
-// Config configures a script tool. It is shared by run_skill_script and
-// run_skill_inline_script.
-type Config struct {
-	// Source finds skills and their files. Required for run_skill_script.
-	Source skill.Source
-	// Executor runs the scripts. Nil: every call answers NO_CODE_EXECUTOR.
-	Executor codeexec.Executor
-	// Interpreters maps extensions and languages to commands. Nil:
-	// codeexec.DefaultInterpreters().
-	Interpreters codeexec.Interpreters
-	// MaxOutputChars caps stdout and stderr each, in characters. Zero:
-	// codeexec.DefaultMaxOutputChars.
-	MaxOutputChars int
-	// Timeout is the wall-clock limit of one run. Zero:
-	// codeexec.DefaultTimeout.
-	Timeout time.Duration
-	// Env is added to every script's environment (the agent's own
-	// environment never reaches a script).
-	Env map[string]string
-	// OutputLimits bounds the files a run returns. Zero fields: the codeexec
-	// defaults.
-	OutputLimits codeexec.OutputLimits
-	// MaxSkillBytes bounds the bytes of one staged skill folder. Zero:
-	// 256 MiB.
-	MaxSkillBytes int64
-	// Logger receives what the model must not see (host paths, save
-	// failures). Nil: slog.Default().
-	Logger *slog.Logger
-}
-
-// Runner turns the Config into the shared runner. It is exported for
-// run_skill_inline_script; other callers have no use for it.
-func (c Config) Runner() (*scriptrun.Runner, error) {
-	if c.MaxOutputChars < 0 {
-		return nil, fmt.Errorf("negative MaxOutputChars: %d", c.MaxOutputChars)
-	}
-	if c.Timeout < 0 {
-		return nil, fmt.Errorf("negative Timeout: %v", c.Timeout)
-	}
-	if c.MaxSkillBytes < 0 {
-		return nil, fmt.Errorf("negative MaxSkillBytes: %d", c.MaxSkillBytes)
-	}
-	if l := c.OutputLimits; l.MaxFiles < 0 || l.MaxFileBytes < 0 || l.MaxTotalBytes < 0 {
-		return nil, fmt.Errorf("negative OutputLimits: %+v", l)
-	}
-	if c.Interpreters != nil {
-		if err := c.Interpreters.Validate(); err != nil {
-			return nil, err
-		}
-	}
-	return &scriptrun.Runner{
-		Source:         c.Source,
-		Executor:       c.Executor,
-		Interpreters:   c.Interpreters,
-		MaxOutputChars: c.MaxOutputChars,
-		Timeout:        c.Timeout,
-		Env:            c.Env,
-		Limits:         c.OutputLimits,
-		MaxSkillBytes:  c.MaxSkillBytes,
-		Logger:         c.Logger,
-	}, nil
-}
+// Config configures a script tool; run_skill_script and
+// run_skill_inline_script share it. The executor owns the interpreter table
+// (codeexec.TableOf): it decides which scripts run.
+type Config = scriptrun.Config
 
 // New returns the run_skill_script tool.
 func New(cfg Config) (tool.Tool, error) {
 	if cfg.Source == nil {
 		return nil, fmt.Errorf("runscript: a skill source is required")
 	}
-	r, err := cfg.Runner()
+	r, err := scriptrun.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("runscript: %w", err)
 	}
@@ -165,7 +104,7 @@ func (t *runScript) Run(tc agent.ToolContext, args any) (map[string]any, error) 
 		return scriptrun.ErrorResponse(scriptrun.CodeInvalidArguments, err.Error()), nil
 	}
 	if t.r.Executor == nil {
-		return scriptrun.ErrorResponse(scriptrun.CodeNoCodeExecutor, "no code executor is configured: scripts cannot run in this agent"), nil
+		return scriptrun.NoExecutor(), nil
 	}
 	sk, resp := t.r.LoadSkill(tc, name)
 	if resp != nil {

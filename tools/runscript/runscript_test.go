@@ -143,7 +143,7 @@ func TestConfigValidation(t *testing.T) {
 		{Source: src, Timeout: -1},
 		{Source: src, MaxSkillBytes: -1},
 		{Source: src, OutputLimits: codeexec.OutputLimits{MaxTotalBytes: -1}},
-		{Source: src, Interpreters: codeexec.Interpreters{{Language: "x"}}},
+		{Source: src, Env: map[string]string{"A=B": "x"}},
 	}
 	for i, c := range bad {
 		_, err := runscript.New(c)
