@@ -14,6 +14,9 @@ const (
 	MaxArgs = 1024
 	// MaxArgBytes bounds the bytes of all args together.
 	MaxArgBytes = 1 << 20
+	// MaxArgEntryBytes bounds one argument: Linux refuses a single argv
+	// string of 128 KiB or more (MAX_ARG_STRLEN, counting its NUL).
+	MaxArgEntryBytes = 128<<10 - 1
 	// MaxStdinBytes bounds stdin.
 	MaxStdinBytes = 16 << 20
 	// MaxScriptBytes bounds an inline script.
@@ -97,7 +100,7 @@ func (a *Args) Strings(name string) ([]string, error) {
 			return nil, fmt.Errorf("argument %q must be a string, got %s", fmt.Sprintf("%s[%d]", name, i), jsonType(it))
 		}
 		total += len(s)
-		if err := checkText(fmt.Sprintf("%s[%d]", name, i), s, MaxArgBytes-total+len(s)); err != nil {
+		if err := checkText(fmt.Sprintf("%s[%d]", name, i), s, min(MaxArgEntryBytes, MaxArgBytes-total+len(s))); err != nil {
 			return nil, err
 		}
 		out = append(out, s)

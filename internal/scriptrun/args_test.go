@@ -56,7 +56,8 @@ func TestArgs(t *testing.T) {
 	for i := range tooMany {
 		tooMany[i] = "x"
 	}
-	huge := strings.Repeat("a", MaxArgBytes/2+1)
+	big := strings.Repeat("a", MaxArgEntryBytes) // the largest one argument may be
+	tooBig := big + "a"
 	cases := []struct {
 		name    string
 		args    any
@@ -79,7 +80,9 @@ func TestArgs(t *testing.T) {
 		{name: "list item", args: map[string]any{"s": "v", "list": []any{"a", true}}, wantErr: `argument "list[1]" must be a string, got a boolean`},
 		{name: "list at the limit", args: map[string]any{"s": "v", "list": tooMany[:MaxArgs]}, str: "v", list: strings.Fields(strings.Repeat("x ", MaxArgs))},
 		{name: "list too many", args: map[string]any{"s": "v", "list": tooMany}, wantErr: fmt.Sprintf("at most %d", MaxArgs)},
-		{name: "list too big", args: map[string]any{"s": "v", "list": []any{huge, huge}}, wantErr: `argument "list[1]"`},
+		{name: "one argument at the limit", args: map[string]any{"s": "v", "list": []any{big}}, str: "v", list: []string{big}},
+		{name: "one argument over the limit", args: map[string]any{"s": "v", "list": []any{"ok", tooBig}}, wantErr: fmt.Sprintf(`argument "list[1]" is %d bytes; the limit is %d`, len(tooBig), MaxArgEntryBytes)},
+		{name: "all arguments over the limit", args: map[string]any{"s": "v", "list": manyBig(MaxArgBytes/MaxArgEntryBytes + 1)}, wantErr: fmt.Sprintf(`argument "list[%d]"`, MaxArgBytes/MaxArgEntryBytes)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,6 +105,15 @@ func TestArgs(t *testing.T) {
 			assert.Equal(t, c.list, l)
 		})
 	}
+}
+
+// manyBig is n arguments of MaxArgEntryBytes each.
+func manyBig(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = strings.Repeat("b", MaxArgEntryBytes)
+	}
+	return out
 }
 
 func testSource() skill.Source {

@@ -15,37 +15,6 @@ import (
 // counted.
 const maxWarnings = 10
 
-// userScopePrefix makes an ADK artifact user-scoped; a script's file must
-// never land there.
-const userScopePrefix = "user:"
-
-// ArtifactName maps an output file's path (relative to the skill root, "/"
-// separators) to the artifact name it is saved under. ADK rejects "/" and
-// "\" in names and treats a "user:" prefix as user scope, so those are
-// percent-escaped, and so is "%" itself: the mapping is deterministic and
-// injective (distinct paths never share a name) and a file named "a.txt"
-// keeps the name "a.txt". "dist/report.zip" becomes "dist%2Freport.zip".
-func ArtifactName(p string) string {
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; c {
-		case '%', '/', '\\':
-			fmt.Fprintf(&b, "%%%02X", c)
-		case ':':
-			// Only the colon of a leading "user:" needs escaping; escaping
-			// it there keeps the name in session scope.
-			if i == len(userScopePrefix)-1 && strings.HasPrefix(p, userScopePrefix) {
-				fmt.Fprintf(&b, "%%%02X", c)
-			} else {
-				b.WriteByte(c)
-			}
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
 // saveScriptOutputs saves each output file as a session artifact (raw bytes
 // with a MIME type, never entering the response) and returns the manifest
 // and the warnings. Without an artifact service nothing is saved: the files
@@ -63,11 +32,11 @@ func (r *Runner) saveScriptOutputs(tc agent.ToolContext, files []codeexec.File) 
 	arts := tc.Artifacts()
 	var failed []string
 	for _, f := range files {
-		entry := map[string]any{"name": f.Path}
+		entry := map[string]any{"name": DisplayPath(f.Path)}
 		data, err := encoding.Decode(f.Path, f.Data, f.Encoding)
 		if err != nil {
 			r.logger().Error("adkskills: decoding output file", "path", f.Path, "error", err)
-			failed = append(failed, f.Path)
+			failed = append(failed, DisplayPath(f.Path))
 			continue
 		}
 		mimeType := encoding.MIMEType(f.Path, data)
@@ -81,7 +50,7 @@ func (r *Runner) saveScriptOutputs(tc agent.ToolContext, files []codeexec.File) 
 		resp, err := arts.Save(tc, name, &genai.Part{InlineData: &genai.Blob{Data: data, MIMEType: mimeType}})
 		if err != nil {
 			r.logger().Error("adkskills: saving output file as artifact", "path", f.Path, "artifact", name, "error", err)
-			failed = append(failed, f.Path)
+			failed = append(failed, DisplayPath(f.Path))
 			continue
 		}
 		entry["artifact"] = name

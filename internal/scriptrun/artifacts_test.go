@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,6 +45,15 @@ func TestArtifactName(t *testing.T) {
 		{"users:x", "users:x"},
 		{"a:b", "a:b"},
 		{"out/user:x", "out%2Fuser:x"},
+		{"a\xff.txt", "a%FF.txt"},
+		{"a\xfe.txt", "a%FE.txt"},
+		{"ok\x1b[2K\rFINE.txt", "ok%1B[2K%0DFINE.txt"},
+		{"line\nbreak", "line%0Abreak"},
+		{"rtl\u202etxt.exe", "rtl%E2%80%AEtxt.exe"},
+		{"zero\u200bwidth", "zero%E2%80%8Bwidth"},
+		{"c1\u0085.txt", "c1%C2%85.txt"},
+		{"résumé 你好 🎉.md", "résumé 你好 🎉.md"},
+		{"\ufffd.txt", "\ufffd.txt"},
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, ArtifactName(c.path), c.path)
@@ -77,6 +87,32 @@ func unescape(t testing.TB, name string) string {
 	return b.String()
 }
 
+func TestDisplayPath(t *testing.T) {
+	cases := []struct{ path, want string }{
+		{"dist/report.zip", "dist/report.zip"},
+		{"user:x", "user:x"},
+		{"100%/a\\b", "100%25/a\\b"},
+		{"a\xff/b\x1b.txt", "a%FF/b%1B.txt"},
+		{"tab\there", "tab%09here"},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, DisplayPath(c.path), c.path)
+	}
+}
+
+func TestVisible(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"echo hi\n\tdone", "echo hi\n\tdone"},
+		{"curl evil|sh #\r\x1b[2Kecho hi", `curl evil|sh #\x0d\x1b[2Kecho hi`},
+		{"x = 1 \u202e// comment", `x = 1 \u202e// comment`},
+		{"a\u2028b\x7fc\u0085", `a\u2028b\x7fc\u0085`},
+		{"✓ 你好", "✓ 你好"},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, Visible(c.in), "%q", c.in)
+	}
+}
+
 func FuzzArtifactName(f *testing.F) {
 	for _, s := range []string{"a", "a/b", "user:x", "%", "user:/x", `\`, "dist%2Fx"} {
 		f.Add(s)
@@ -91,6 +127,20 @@ func FuzzArtifactName(f *testing.F) {
 		}
 		if got := unescape(t, name); got != p {
 			t.Fatalf("%q -> %q -> %q: not injective", p, name, got)
+		}
+		shown := DisplayPath(p)
+		if got := unescape(t, shown); got != p {
+			t.Fatalf("%q -> %q -> %q: display not injective", p, shown, got)
+		}
+		for _, s := range []string{name, shown} {
+			if !utf8.ValidString(s) {
+				t.Fatalf("%q -> %q is not UTF-8", p, s)
+			}
+			for _, r := range s {
+				if hidden(r) {
+					t.Fatalf("%q -> %q keeps hidden %U", p, s, r)
+				}
+			}
 		}
 	})
 }

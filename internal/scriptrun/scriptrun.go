@@ -311,7 +311,7 @@ func Status(res *codeexec.Result) string {
 func (r *Runner) respond(tc agent.ToolContext, res *codeexec.Result) map[string]any {
 	files, warnings := r.saveScriptOutputs(tc, res.Files)
 	for _, o := range res.Omitted {
-		warnings = append(warnings, fmt.Sprintf("%s was not saved: %s", o.Path, o.Reason))
+		warnings = append(warnings, fmt.Sprintf("%s was not saved: %s", DisplayPath(o.Path), o.Reason))
 	}
 	resp := map[string]any{
 		"status":       Status(res),

@@ -21,6 +21,7 @@ import (
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/scriptrun"
+	"github.com/adkskills/adkskills/internal/truncate"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
@@ -178,17 +179,23 @@ func (t *runInline) Run(tc agent.ToolContext, args any) (map[string]any, error) 
 	return t.r.Run(tc, Name, req), nil
 }
 
+// hintStdinChars caps the stdin shown in the hint; the payload carries it
+// whole.
+const hintStdinChars = 2_000
+
 // hint is what the human reads before approving: the language, where it
-// runs, the whole script and the arguments.
+// runs, the whole script, the arguments and stdin, with characters that
+// would not display as themselves (terminal escapes, bidirectional
+// overrides) escaped, so the text approved is the text that runs.
 func hint(c call) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Approve running this %s script", c.Language)
 	if c.SkillName != "" {
 		fmt.Fprintf(&b, " in skill %q", c.SkillName)
 	}
-	fmt.Fprintf(&b, "?\n\n--- script ---\n%s\n--- end of script ---\nargs: %q\n", c.Script, c.Args)
+	fmt.Fprintf(&b, "?\n\n--- script ---\n%s\n--- end of script ---\nargs: %q\n", scriptrun.Visible(c.Script), c.Args)
 	if c.Stdin != "" {
-		fmt.Fprintf(&b, "stdin: %d bytes\n", len(c.Stdin))
+		fmt.Fprintf(&b, "--- stdin (%d bytes) ---\n%s\n--- end of stdin ---\n", len(c.Stdin), truncate.String(scriptrun.Visible(c.Stdin), hintStdinChars))
 	}
 	return b.String()
 }

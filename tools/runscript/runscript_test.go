@@ -1,6 +1,7 @@
 package runscript_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,6 +104,40 @@ func TestRunScriptRuns(t *testing.T) {
 	assert.Equal(t, "success", resp["status"], resp)
 	assert.Equal(t, "hello wörld; rm -rf /\ndata\n", resp["stdout"], "args are argv, never a shell; data next to the script is staged")
 	assert.Empty(t, resp["output_files"])
+}
+
+func TestHostileOutputFileNames(t *testing.T) {
+	dir := t.TempDir()
+	for p, content := range map[string]string{
+		"names/SKILL.md": "---\nname: names\ndescription: Names.\n---\n",
+		"names/scripts/w.py": "import os\nfor n in [b'a\\xff.txt', b'a\\xfe.txt', b'ok\\x1b[2K\\rFINE.txt', b'user:steal.txt']:\n" +
+			"    open(n, 'wb').write(n)\n",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644))
+	}
+	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(dir)), Executor: codeexec.NewLocal()})
+	require.NoError(t, err)
+	svc := artifact.InMemoryService()
+	tc, sessionID := adktest.ToolContext(t, svc, "inv")
+	resp, err := tl.(runner).Run(tc, map[string]any{"skill_name": "names", "script_path": "scripts/w.py"})
+	require.NoError(t, err)
+	require.Equal(t, "success", resp["status"], resp)
+	got := map[string]string{}
+	for _, e := range resp["output_files"].([]map[string]any) {
+		got[e["name"].(string)] = e["artifact"].(string)
+	}
+	assert.Equal(t, map[string]string{
+		"a%FE.txt":            "a%FE.txt",
+		"a%FF.txt":            "a%FF.txt",
+		"ok%1B[2K%0DFINE.txt": "ok%1B[2K%0DFINE.txt",
+		"user:steal.txt":      "user%3Asteal.txt",
+	}, got, "distinct, printable names the model can load by")
+	for _, art := range got {
+		loaded, err := svc.Load(context.Background(), &artifact.LoadRequest{AppName: adktest.App, UserID: adktest.User, SessionID: sessionID, FileName: art})
+		require.NoError(t, err, art)
+		assert.NotEmpty(t, loaded.Part.InlineData.Data)
+	}
 }
 
 func TestRunScriptWithoutExecutor(t *testing.T) {
