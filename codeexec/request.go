@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // validateRequest reports the first malformed part of req, wrapping
@@ -72,19 +73,41 @@ func validateRequest(req *Request) error {
 	return nil
 }
 
-// checkPath reports why p cannot name a file under the skill root.
-func checkPath(p string) error {
+// CleanPath is the one check of a path inside a skill folder, wherever it
+// comes from (a request's files, a model's script_path, a resource path): it
+// must be relative, use "/" separators, hold no NUL, be valid UTF-8 and never
+// climb with "..". It returns the path cleaned ("./a//b" is "a/b"); "." is
+// returned for the folder itself and is the caller's to refuse.
+func CleanPath(p string) (string, error) {
 	switch {
 	case p == "":
-		return fmt.Errorf("empty path")
+		return "", fmt.Errorf("empty path")
 	case strings.ContainsAny(p, "\\\x00"):
-		return fmt.Errorf("path %q contains a backslash or NUL", p)
+		return "", fmt.Errorf("path %q contains a backslash or NUL", p)
+	case !utf8.ValidString(p):
+		return "", fmt.Errorf("path %q is not valid UTF-8", p)
 	case strings.HasPrefix(p, "/"):
-		return fmt.Errorf("path %q is absolute", p)
-	case !fs.ValidPath(p) || p == ".":
-		// fs.ValidPath rejects "..", ".", and empty elements, leading or
-		// trailing slashes.
-		return fmt.Errorf("path %q is not a clean relative path inside the skill root", p)
+		return "", fmt.Errorf("path %q is absolute", p)
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." {
+			return "", fmt.Errorf("path %q leaves the skill folder with \"..\"", p)
+		}
+	}
+	return path.Clean(p), nil
+}
+
+// checkPath reports why p cannot name a file of a request: it must be a
+// clean path of a file under the skill root.
+func checkPath(p string) error {
+	c, err := CleanPath(p)
+	switch {
+	case err != nil:
+		return err
+	case c == ".":
+		return fmt.Errorf("path %q names the skill folder, not a file", p)
+	case c != p:
+		return fmt.Errorf("path %q is not clean (want %q)", p, c)
 	}
 	return nil
 }

@@ -131,7 +131,7 @@ func TestRunOutcomes(t *testing.T) {
 			name:   "a path that leaves the skill",
 			args:   []string{"run", "--skills", skills, "report-writer", "../py-tools/scripts/upper.py"},
 			code:   exitFailure,
-			stderr: "adkskills: INVALID_ARGUMENTS: argument \"script_path\" must stay inside the skill folder (no \"..\"): \"../py-tools/scripts/upper.py\"\n",
+			stderr: "adkskills: INVALID_ARGUMENTS: argument \"script_path\": path \"../py-tools/scripts/upper.py\" leaves the skill folder with \"..\"\n",
 		},
 		{
 			name:   "a skill that cannot be loaded says why",

@@ -2,9 +2,10 @@ package scriptrun
 
 import (
 	"fmt"
-	"path"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/adkskills/adkskills/codeexec"
 )
 
 // Bounds on what the model may pass. They keep one call from pinning memory
@@ -137,27 +138,19 @@ func jsonType(v any) string {
 	}
 }
 
-// CleanPath checks a model-supplied path to a file inside a skill and returns
-// its clean form: relative, "/"-separated, no "..", no backslash, no NUL.
-// Symlinks are not followed anywhere: staging lists regular files only.
+// CleanPath checks a model-supplied path to a file inside a skill with
+// codeexec.CleanPath and returns its clean form; the error names the
+// argument. Symlinks are not followed anywhere: staging lists regular files
+// only.
 func CleanPath(name, p string) (string, error) {
-	switch {
-	case p == "":
+	if p == "" {
 		return "", fmt.Errorf("argument %q must not be empty", name)
-	case strings.HasPrefix(p, "/"):
-		return "", fmt.Errorf("argument %q must be relative to the skill root, not absolute: %q", name, p)
-	case strings.ContainsRune(p, '\\'):
-		return "", fmt.Errorf("argument %q must use \"/\" separators: %q", name, p)
-	case strings.IndexByte(p, 0) >= 0 || !utf8.ValidString(p):
-		return "", fmt.Errorf("argument %q is not a valid path", name)
 	}
-	for _, seg := range strings.Split(p, "/") {
-		if seg == ".." {
-			return "", fmt.Errorf("argument %q must stay inside the skill folder (no \"..\"): %q", name, p)
-		}
-	}
-	c := path.Clean(p)
-	if c == "." {
+	c, err := codeexec.CleanPath(p)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("argument %q: %w", name, err)
+	case c == ".":
 		return "", fmt.Errorf("argument %q must name a file: %q", name, p)
 	}
 	return c, nil

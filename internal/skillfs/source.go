@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"google.golang.org/adk/tool/skilltoolset/skill"
+
+	"github.com/adkskills/adkskills/codeexec"
 )
 
 // SkillFile is the file that makes a folder a skill.
@@ -250,17 +252,12 @@ func (s *Source) noLinks(p string) error {
 	return nil
 }
 
-// cleanRel cleans a relative, "/"-separated path and refuses one that is
-// absolute or climbs out with "..".
+// cleanRel cleans a path inside a skill folder ("" is the folder itself).
 func cleanRel(p string) (string, error) {
-	if strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\\\x00") {
-		return "", errors.New("not a relative path")
+	if p == "" {
+		return ".", nil
 	}
-	c := path.Clean("./" + p)
-	if c == ".." || strings.HasPrefix(c, "../") {
-		return "", errors.New("leaves the folder")
-	}
-	return c, nil
+	return codeexec.CleanPath(p)
 }
 
 // WithLogger returns a Source over the same files that logs to l.
