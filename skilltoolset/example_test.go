@@ -24,7 +24,7 @@ func Example() {
 	ctx := context.Background()
 	skills, err := skilltoolset.New(ctx,
 		skilltoolset.NewFSSource(os.DirFS("../testdata/skills")),
-		skilltoolset.WithCodeExecutor(codeexec.NewLocal()), // or codeexec.NewSandbox()
+		skilltoolset.WithCodeExecutor(codeexec.NewSandbox()), // codeexec.NewLocal() for code you trust
 		skilltoolset.WithMaxOutputChars(20_000),
 		skilltoolset.WithScriptTimeout(time.Minute),
 	)
@@ -33,6 +33,7 @@ func Example() {
 	}
 	helper, err := llmagent.New(llmagent.Config{
 		Name:        "helper",
+		Model:       nil, // your model.LLM, e.g. gemini.NewModel(ctx, "gemini-2.5-flash", cfg)
 		Instruction: "Help the user with their documents.",
 		Toolsets:    []tool.Toolset{skills},
 	})
@@ -43,7 +44,7 @@ func Example() {
 		AppName:         "docs",
 		Agent:           helper,
 		SessionService:  session.InMemoryService(),
-		ArtifactService: artifact.InMemoryService(), // where script outputs go
+		ArtifactService: artifact.InMemoryService(), // or fileartifact.New(dir): where script outputs go
 	})
 	if err != nil {
 		log.Fatal(err)
