@@ -69,23 +69,12 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 		io.WriteString(c.stderr, apiKeyHelp)
 		return exitUsage
 	}
-	dir := c.skillsDir(*skills)
-	root, err := c.openSkills(dir)
-	if err != nil {
-		c.errorf("%v", err)
-		return exitUsage
+	wb, code := c.open(ctx, *skills, st.dir, ex.sandbox)
+	if wb == nil {
+		return code
 	}
-	defer root.Close()
-	store, storeDir, err := c.openStore(st.dir)
-	if err != nil {
-		c.errorf("%v", err)
-		return exitFailure
-	}
-	exe, err := c.executor(ctx, ex.sandbox)
-	if err != nil {
-		c.errorf("%v", err)
-		return exitFailure
-	}
+	defer wb.root.Close()
+	dir, root, store, storeDir, exe := wb.skillsDir, wb.root, wb.store, wb.storeDir, wb.exe
 	ts, err := skilltoolset.New(ctx, skilltoolset.NewFSSource(root.FS()),
 		skilltoolset.WithCodeExecutor(exe),
 		skilltoolset.WithInlineScripts(*inline),

@@ -72,23 +72,12 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 		}
 		call.stdin = &in
 	}
-	dir := c.skillsDir(*skills)
-	root, err := c.openSkills(dir)
-	if err != nil {
-		c.errorf("%v", err)
-		return exitUsage
+	wb, code := c.open(ctx, *skills, st.dir, ex.sandbox)
+	if wb == nil {
+		return code
 	}
-	defer root.Close()
-	store, _, err := c.openStore(st.dir)
-	if err != nil {
-		c.errorf("%v", err)
-		return exitFailure
-	}
-	exe, err := c.executor(ctx, ex.sandbox)
-	if err != nil {
-		c.errorf("%v", err)
-		return exitFailure
-	}
+	defer wb.root.Close()
+	root, store, exe := wb.root, wb.store, wb.exe
 	timed := &timedExecutor{Executor: exe}
 	// The toolset's log (executor and save failures) is held back until the
 	// outcome is known, so a failure is explained once.

@@ -235,3 +235,33 @@ func humanSize(n int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 }
+
+// workbench is what run and chat open before they build the toolset: the
+// skills folder, the artifact store and the executor.
+type workbench struct {
+	skillsDir string
+	root      *os.Root
+	store     *fileartifact.Service
+	storeDir  string
+	exe       codeexec.Executor
+}
+
+// open opens the workbench, reporting a failure on stderr and returning the
+// exit status to leave with (0 on success). The caller closes wb.root.
+func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, sandbox bool) (*workbench, int) {
+	wb := &workbench{skillsDir: c.skillsDir(skillsFlag)}
+	var err error
+	if wb.root, err = c.openSkills(wb.skillsDir); err != nil {
+		c.errorf("%v", err)
+		return nil, exitUsage
+	}
+	if wb.store, wb.storeDir, err = c.openStore(storeFlag); err == nil {
+		wb.exe, err = c.executor(ctx, sandbox)
+	}
+	if err != nil {
+		wb.root.Close()
+		c.errorf("%v", err)
+		return nil, exitFailure
+	}
+	return wb, 0
+}

@@ -45,6 +45,8 @@ import (
 	"syscall"
 
 	"google.golang.org/adk/model"
+
+	"github.com/adkskills/adkskills/internal/scriptrun"
 )
 
 // Exit statuses.
@@ -242,9 +244,12 @@ func (c *cli) userID() string {
 	return "user"
 }
 
-// oneLine keeps the first line of s, at most max characters.
+// oneLine is a terminal preview of s for chat's one-line notes: its first
+// line, at most max characters, with characters that would not display as
+// themselves escaped. It previews; it does not elide output (tool output
+// reaching the model is capped by internal/truncate alone).
 func oneLine(s string, max int) string {
-	s = strings.TrimSpace(s)
+	s = scriptrun.Visible(strings.TrimSpace(s))
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i] + " …"
 	}
