@@ -61,6 +61,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/adk/artifact"
@@ -210,6 +211,7 @@ func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifac
 		if err == nil {
 			claimed = true
 			syncDir(root, loc.dir())
+			sweep(root, loc.dir(), time.Now().Add(-staleAfter))
 			return &artifact.SaveResponse{Version: next}, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
@@ -447,6 +449,27 @@ func split(fileName string, part *genai.Part) ([]byte, []byte, error) {
 		return nil, nil, fmt.Errorf("fileartifact: encode part of %q: %w", fileName, err)
 	}
 	return payload, b, nil
+}
+
+// staleAfter is how old a leftover of a crashed save or delete must be
+// before a later save of the same artifact removes it: far longer than any
+// save or delete in progress takes.
+const staleAfter = time.Hour
+
+// sweep removes, best effort, the leftovers in an artifact directory (a
+// version being written or deleted when its process died) last changed
+// before cutoff. Live ones are younger and stay.
+func sweep(root *os.Root, dir string, cutoff time.Time) {
+	names, _ := readDirNames(root, dir)
+	for _, n := range names {
+		if !strings.HasPrefix(n, tmpPrefix) && !strings.HasPrefix(n, trashPrefix) {
+			continue
+		}
+		p := path.Join(dir, n)
+		if fi, err := root.Lstat(p); err == nil && fi.ModTime().Before(cutoff) {
+			_ = root.RemoveAll(p)
+		}
+	}
 }
 
 // stage writes a version into a fresh temporary directory inside the

@@ -517,6 +517,40 @@ func TestStrayEntriesAreIgnored(t *testing.T) {
 	}
 }
 
+// TestSaveSweepsStaleLeftovers: a save removes what crashed saves and
+// deletes left in its artifact's directory an hour or more ago, and leaves
+// younger ones (a save or delete in progress) alone.
+func TestSaveSweepsStaleLeftovers(t *testing.T) {
+	s := newStore(t)
+	saveText(t, s, sess1, "a", "v1")
+	adir := filepath.Join(s.dir, app, user, sessionsDir, sess1, "a")
+	old := time.Now().Add(-staleAfter - time.Minute)
+	young := time.Now().Add(-staleAfter + time.Minute)
+	entries := map[string]time.Time{
+		tmpPrefix + "old":   old,
+		trashPrefix + "old": old,
+		tmpPrefix + "young": young,
+		"notes":             old, // not a leftover
+	}
+	for name, mtime := range entries {
+		p := filepath.Join(adir, name)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	saveText(t, s, sess1, "a", "v2")
+	for name := range entries {
+		_, err := os.Stat(filepath.Join(adir, name))
+		wantGone := strings.HasSuffix(name, "old")
+		if gone := errors.Is(err, fs.ErrNotExist); gone != wantGone {
+			t.Errorf("%s: gone = %v, want %v", name, gone, wantGone)
+		}
+	}
+}
+
 // TestCorruptMetadata: a damaged meta.json is an error, not "not found".
 func TestCorruptMetadata(t *testing.T) {
 	for _, tc := range []struct {
