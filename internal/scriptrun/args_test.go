@@ -234,3 +234,38 @@ func TestRunFillsLimitsAndEnv(t *testing.T) {
 	bare.Run(tc, "t", &codeexec.Request{Env: map[string]string{"C": "request"}})
 	assert.Equal(t, map[string]string{"C": "request"}, c.req.Env, "without operator variables the request's stay")
 }
+
+func TestNewValidatesConfig(t *testing.T) {
+	bad := map[string]Config{
+		"negative chars":     {MaxOutputChars: -1},
+		"negative timeout":   {Timeout: -1},
+		"negative staging":   {MaxSkillBytes: -1},
+		"negative files":     {OutputLimits: codeexec.OutputLimits{MaxFiles: -1}},
+		"negative file size": {OutputLimits: codeexec.OutputLimits{MaxFileBytes: -1}},
+		"negative total":     {OutputLimits: codeexec.OutputLimits{MaxTotalBytes: -1}},
+		"env name with =":    {Env: map[string]string{"A=B": "x"}},
+		"env value with NUL": {Env: map[string]string{"A": "x\x00"}},
+	}
+	for name, cfg := range bad {
+		_, err := New(cfg)
+		assert.Error(t, err, name)
+	}
+	r, err := New(Config{MaxOutputChars: 1, Env: map[string]string{"A": "b"}})
+	require.NoError(t, err)
+	assert.Equal(t, 1, r.MaxOutputChars)
+}
+
+func TestTableIsTheExecutors(t *testing.T) {
+	perl := codeexec.Interpreters{{Language: "perl", Extensions: []string{".pl"}, Command: []string{"perl"}}}
+	assert.Equal(t, codeexec.DefaultInterpreters(), (&Runner{}).Table(), "no executor: the default table")
+	r := &Runner{Config: Config{Executor: codeexec.NewLocal(codeexec.WithInterpreters(perl))}}
+	assert.Equal(t, perl, r.Table())
+}
+
+func TestJSONTypeNames(t *testing.T) {
+	for v, want := range map[any]string{"s": "a string", 1.5: "a number", true: "a boolean", nil: "<nil>"} {
+		assert.Equal(t, want, jsonType(v))
+	}
+	assert.Equal(t, "an array", jsonType([]any{}))
+	assert.Equal(t, "an object", jsonType(map[string]any{}))
+}
