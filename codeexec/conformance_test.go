@@ -59,6 +59,7 @@ func runConformance(t *testing.T, newExec newExecutorFunc) {
 	t.Run("WaitDelay", func(t *testing.T) { testWaitDelay(t, newExec) })
 	t.Run("WorkspaceRemoved", func(t *testing.T) { testWorkspaceRemoved(t, newExec) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, newExec) })
+	t.Run("OutputTail", func(t *testing.T) { testOutputTail(t, newExec) })
 }
 
 // files builds request files from path -> content.
@@ -630,11 +631,12 @@ echo started
 
 // testWaitDelay: a process that leaves the process group (setsid) escapes
 // the group kill of a host executor; WaitDelay still stops it from holding
-// the call open through the stdout it inherited.
+// the call open through the stdout it inherited. A background child that
+// stayed in the group dies with the run.
 func testWaitDelay(t *testing.T, newExec newExecutorFunc) {
 	const delay = 300 * time.Millisecond
 	marker := newMarker(t)
-	req := script("scripts/escape.sh", escapeeScript)
+	req := script("scripts/escape.sh", fmt.Sprintf("sleep %d &\n", sleepSeconds)+escapeeScript)
 	req.Env = map[string]string{markerVar: marker}
 	res, elapsed := runBounded(t, newExec(WithWaitDelay(delay)), req, 0, marker)
 	if elapsed > delay+grace {
@@ -643,6 +645,29 @@ func testWaitDelay(t *testing.T, newExec newExecutorFunc) {
 	if res.ExitCode != 0 || res.Stdout.Text != "started\n" {
 		t.Errorf("exit %d stdout %q stderr %q", res.ExitCode, res.Stdout.Text, res.Stderr.Text)
 	}
+	var inGroup []int
+	for deadline := time.Now().Add(grace); ; time.Sleep(20 * time.Millisecond) {
+		inGroup = slices.DeleteFunc(markedProcesses(marker), sessionLeader)
+		if len(inGroup) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(inGroup) > 0 {
+		t.Errorf("processes that stayed in the run's group survived it: %v", describe(inGroup))
+	}
+}
+
+// sessionLeader reports whether pid leads its own session (it called
+// setsid), reading /proc/pid/stat.
+func sessionLeader(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	i := bytes.LastIndexByte(stat, ')')
+	if err != nil || i < 0 {
+		return false
+	}
+	// After the command: state, ppid, pgrp, session.
+	f := strings.Fields(string(stat[i+1:]))
+	return len(f) > 3 && f[3] == strconv.Itoa(pid)
 }
 
 func testWorkspaceRemoved(t *testing.T, newExec newExecutorFunc) {
@@ -715,6 +740,64 @@ print(token)
 				errs <- fmt.Errorf("%s: exit %d stdout %q stderr %q", token, res.ExitCode, res.Stdout.Text, res.Stderr.Text)
 			case len(res.Files) != 1 || res.Files[0].Path != "out.txt" || string(res.Files[0].Data) != token:
 				errs <- fmt.Errorf("%s: files %v", token, res.Files)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// Sizes of testOutputTail.
+const (
+	tailRuns        = 32               // concurrent runs
+	tailStreamBytes = 3 * pipeBytes    // printed on each stream before the sentinel: more than a pipe holds
+	tailWaitDelay   = time.Millisecond // far shorter than a loaded reader takes to drain a pipe
+)
+
+// testOutputTail: a run that exits 0 returns the end of its output, however
+// far behind the reader is when the script exits. Many concurrent runs fill
+// their pipes and exit at once, so the readers lag; a WaitDelay much shorter
+// than that lag must not cut the streams, because every writer is dead and
+// the pipes are only waiting to be drained.
+func testOutputTail(t *testing.T, newExec newExecutorFunc) {
+	e := newExec(WithWaitDelay(tailWaitDelay))
+	src := `import os, sys
+n, sentinel = int(sys.argv[1]), sys.argv[2]
+line = b"x" * 1023 + b"\n"
+block = line * 1024
+for i in range(0, n, len(block)):
+    for fd in (1, 2):
+        mv = memoryview(block)[:n - i]
+        while mv:
+            mv = mv[os.write(fd, mv):]
+for fd in (1, 2):
+    os.write(fd, (sentinel + "\n").encode())
+os._exit(0)  # at once, with the pipes full
+`
+	var wg sync.WaitGroup
+	errs := make(chan error, tailRuns)
+	for i := range tailRuns {
+		wg.Go(func() {
+			sentinel := fmt.Sprintf("END-%02d-%s", i, randHex(4))
+			req := script("scripts/tail.py", src)
+			req.Args = []string{strconv.Itoa(tailStreamBytes), sentinel}
+			res, err := e.Execute(context.Background(), req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			want := int64(tailStreamBytes + len(sentinel) + 1)
+			for _, s := range []struct {
+				name string
+				got  Stream
+			}{{"stdout", res.Stdout}, {"stderr", res.Stderr}} {
+				if res.ExitCode != 0 || !strings.HasSuffix(s.got.Text, "\n"+sentinel+"\n") || s.got.TotalChars != want {
+					errs <- fmt.Errorf("%s: exit %d, %s: %d chars of %d, ends %q",
+						sentinel, res.ExitCode, s.name, s.got.TotalChars, want, s.got.Text[max(0, len(s.got.Text)-40):])
+				}
 			}
 		})
 	}

@@ -26,16 +26,20 @@ func TestLocalConformance(t *testing.T) {
 	runConformance(t, newLocal)
 }
 
+// TestLocalWorkspaceLayout: the run's root, 0700 under the workspace
+// directory, holds the child's part (also 0700), which holds the skill
+// root (the cwd), HOME and TMPDIR.
 func TestLocalWorkspaceLayout(t *testing.T) {
 	dir := t.TempDir()
 	src := `import os, stat
 ws = os.path.dirname(os.getcwd())
-print(os.path.dirname(ws))
-print(oct(stat.S_IMODE(os.stat(ws).st_mode)))
+root = os.path.dirname(ws)
+print(os.path.dirname(root))
+print(oct(stat.S_IMODE(os.stat(root).st_mode)), oct(stat.S_IMODE(os.stat(ws).st_mode)))
 print(os.path.relpath(os.getcwd(), ws), os.path.relpath(os.environ["HOME"], ws), os.path.relpath(os.environ["TMPDIR"], ws))
 `
 	res := mustRun(t, NewLocal(WithWorkspaceDir(dir)), script("scripts/ws.py", src))
-	want := dir + "\n0o700\nskill home tmp\n"
+	want := dir + "\n0o700 0o700\nskill home tmp\n"
 	if res.Stdout.Text != want {
 		t.Errorf("stdout %q (stderr %q), want %q", res.Stdout.Text, res.Stderr.Text, want)
 	}

@@ -9,19 +9,22 @@ package codeexec
 //     executor's configuration                      -> ErrInvalidRequest
 //  2. choose the interpreter (req.Interpreter, else the table by extension)
 //                                                   -> ErrUnsupportedScript
-//  3. create a fresh private workspace and stage the files into it
-//                                                   -> ErrWorkspace
+//  3. create a fresh private workspace (see workspace: a 0700 root the
+//     child never sees, holding the part it does) and stage the files into
+//     it                                            -> ErrWorkspace
 //     (removed by a defer on every path: success, failure, timeout,
 //     cancellation, staging error)
 //  4. build the child's environment from the allowlist and resolve the
 //     interpreter with resolveInterpreter against the child's PATH
 //                                                   -> ErrStart
 //  5. launcher.prepare(ws), then launcher.command(ctx, plan)  <- THE SEAM
-//  6. the pipeline wires the *exec.Cmd: Stdin, Stdout/Stderr (streaming
-//     cappers), its own process group, Cancel (SIGKILL the group),
+//  6. the pipeline wires the *exec.Cmd: Stdin, Stdout/Stderr (the write
+//     ends of pipes it owns, read into streaming cappers by its own
+//     goroutines), its own process group, Cancel (SIGKILL the group),
 //     WaitDelay; then Start (failure -> ErrStart), wait, kill the group
-//     again as soon as the leader exits, snapshot-diff the skill root and
-//     collect output files through os.Root.
+//     again as soon as the leader exits, read the output to its end (see
+//     run and drain), snapshot-diff the skill root and collect output
+//     files through os.Root.
 //
 // # The seam
 //
@@ -42,14 +45,16 @@ package codeexec
 //	}
 //
 // prepare runs after staging, before the pre-run snapshot and before
-// command: chown the workspace for an unprivileged uid, write a seccomp
+// command: chown the child's part of the workspace (ws.dir, never ws.root)
+// for an unprivileged uid, write a seccomp
 // profile, and so on. An error from prepare is returned wrapped in
 // ErrWorkspace unless it already wraps one of the package sentinels (a
 // sandbox that cannot isolate returns ErrSandboxUnavailable and the run does
 // not happen).
 //
 // command receives the plan: host paths of the workspace (p.ws.root,
-// p.ws.skill, p.ws.home, p.ws.tmp), the resolved argv (p.argv[0] is the
+// p.ws.dir, p.ws.skill, p.ws.home, p.ws.tmp; a launcher shows the child
+// p.ws.dir at most, never p.ws.root), the resolved argv (p.argv[0] is the
 // absolute host path of the interpreter, then the rest of Interpreter.Command,
 // then the script path relative to the skill root, then req.Args), and the
 // environment (p.env) built with the host paths. A launcher that shows the
@@ -64,10 +69,12 @@ package codeexec
 // (kill(-pgid, SIGKILL)) when the context is done, as soon as the group
 // leader exits (observed with waitid(WNOWAIT) on its pidfd, without reaping
 // it) and once more after Wait, so background children die with the run
-// and do not hold its pipes until WaitDelay. A process
-// that leaves the group (setsid, setpgid) escapes that kill; WaitDelay then
-// stops it from holding the call open through an inherited pipe, but it
-// survives. A launcher that can do better (a PID namespace whose init is the
+// and do not hold its pipes. The output is then read to EOF, however long
+// a loaded reader takes to drain the pipes. A process that leaves the group
+// (setsid, setpgid) escapes that kill and survives; if it holds an output
+// pipe, the pipeline closes the pipe once it has had nothing to read for
+// WaitDelay (or after drainCapWaitDelays×WaitDelay if the escapee keeps
+// writing), so it cannot hold the call open. A launcher that can do better (a PID namespace whose init is the
 // leader: bwrap --unshare-pid --die-with-parent) gets it for free, because
 // the pipeline kills the leader.
 //
@@ -110,14 +117,25 @@ type launcher interface {
 	command(ctx context.Context, p *plan) (*exec.Cmd, error)
 }
 
-// workspace is one run's private directory tree on the host. root is
-// created 0700 by os.MkdirTemp under the executor's workspace directory; the
-// three children are created inside it.
+// workspace is one run's private directory tree on the host:
+//
+//	root          made 0700 by os.MkdirTemp under the executor's workspace
+//	              directory; the agent's, never shown to the child
+//	root/w        dir: the child's part (a Sandbox hands it to the
+//	              sandbox user and binds it at /workspace)
+//	root/w/skill  the staged skill folder; the child's cwd
+//	root/w/home   the child's HOME
+//	root/w/tmp    the child's TMPDIR
+//
+// The two levels keep a run private whatever the child does to its part:
+// a script that makes dir or skill 0777 still does not let another host
+// user in, because they cannot enter root.
 type workspace struct {
 	root  string // the private directory (0700), removed after the run
-	skill string // root/skill: the staged skill folder; the child's cwd
-	home  string // root/home: the child's HOME
-	tmp   string // root/tmp: the child's TMPDIR
+	dir   string // root/w: everything the child may see and own
+	skill string // root/w/skill: the staged skill folder; the child's cwd
+	home  string // root/w/home: the child's HOME
+	tmp   string // root/w/tmp: the child's TMPDIR
 }
 
 // dirs are the paths the child sees for the skill root, HOME and TMPDIR.
@@ -218,17 +236,37 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 
 // run wires cmd (stdio, process group, cancellation), runs it to the end and
 // kills whatever is left of its process group.
+//
+// The output pipes are the pipeline's own (see output): the child gets the
+// write ends, the parent's copies are closed at once, and two readers of
+// ours drain the read ends. After the leader has exited and its group has
+// been killed, drain keeps reading until EOF, which comes as soon as the
+// pipes are empty since no writer is left, so a reader that lags on a
+// loaded machine never loses the end of a run's output. cmd.WaitDelay
+// still bounds the copy of req.Stdin (the only goroutine os/exec starts)
+// and the wait for the leader after a cancellation; drain gives up on a
+// pipe only when a process that escaped the group holds it.
 func run(cmd *exec.Cmd, req *Request, waitDelay time.Duration) (*Result, error) {
 	maxChars := req.MaxOutputChars
 	if maxChars <= 0 {
 		maxChars = DefaultMaxOutputChars
 	}
-	stdout, stderr := newCapture(maxChars), newCapture(maxChars)
+	stdout, outW, err := newOutput(maxChars)
+	if err != nil {
+		return nil, fmt.Errorf("%w: stdout pipe: %w", ErrStart, err)
+	}
+	defer stdout.close()
+	stderr, errW, err := newOutput(maxChars)
+	if err != nil {
+		outW.Close()
+		return nil, fmt.Errorf("%w: stderr pipe: %w", ErrStart, err)
+	}
+	defer stderr.close()
 	cmd.Stdin = nil // the null device: an empty stdin
 	if len(req.Stdin) > 0 {
 		cmd.Stdin = bytes.NewReader(req.Stdin)
 	}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdout, cmd.Stderr = outW, errW
 
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -246,18 +284,26 @@ func run(cmd *exec.Cmd, req *Request, waitDelay time.Duration) (*Result, error) 
 	cmd.WaitDelay = waitDelay
 
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The child holds its own copies of the write ends now (or never
+	// will): while the parent kept one, no reader would see EOF.
+	outW.Close()
+	errW.Close()
+	if err != nil {
 		if pidfd >= 0 {
 			syscall.Close(pidfd)
 		}
 		return nil, fmt.Errorf("%w: %s: %w", ErrStart, cmd.Path, err)
 	}
+	stdout.start()
+	stderr.start()
 	pid := cmd.Process.Pid
 	go killGroupWhenLeaderExits(pid, pidfd)
 
 	waitErr := cmd.Wait()
-	dur := time.Since(start)
 	killGroup(pid) // stragglers that closed their pipes but kept running
+	drain([]*output{stdout, stderr}, waitDelay, drainCapWaitDelays*waitDelay)
+	dur := time.Since(start)
 
 	res := &Result{
 		TimedOut: killed.Load(),
@@ -343,13 +389,15 @@ func newWorkspace(parent string) (*workspace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)
 	}
+	dir := filepath.Join(root, "w")
 	ws := &workspace{
 		root:  root,
-		skill: filepath.Join(root, "skill"),
-		home:  filepath.Join(root, "home"),
-		tmp:   filepath.Join(root, "tmp"),
+		dir:   dir,
+		skill: filepath.Join(dir, "skill"),
+		home:  filepath.Join(dir, "home"),
+		tmp:   filepath.Join(dir, "tmp"),
 	}
-	for _, d := range []string{ws.skill, ws.home, ws.tmp} {
+	for _, d := range []string{ws.dir, ws.skill, ws.home, ws.tmp} {
 		if err := os.Mkdir(d, 0o700); err != nil {
 			ws.remove()
 			return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)

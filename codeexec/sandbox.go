@@ -81,8 +81,11 @@ const sandboxWorkspace = "/workspace"
 //
 // Output files come back exactly as from Local: read as the agent, after
 // every process of the run is dead, through an [os.Root] that never follows
-// a link the script planted. When the agent is root, each run's workspace
-// is handed to the sandbox user for the run and removed by root afterwards.
+// a link the script planted. When the agent is root, the part of each run's
+// workspace the sandbox sees is handed to the sandbox user for the run and
+// removed by root afterwards. That part lies in a directory of the agent's,
+// 0700 and never shown to the sandbox, so whatever modes a script gives its
+// files, other host users cannot reach them.
 //
 // When the agent runs as root, bubblewrap starts privileged to build the
 // mounts (so it can bind an interpreter under root's home), drops every
@@ -361,9 +364,10 @@ func (s *Sandbox) prlimitArgs(prlimit string) []string {
 }
 
 // bwrapArgs is the whole command line after the bwrap executable: the
-// namespaces, the mounts (system, binds, workspace at /workspace), the
-// privilege drop, the rlimits, then argv (paths as the sandbox sees them).
-func (s *Sandbox) bwrapArgs(h *sandboxHost, wsRoot string, binds []bind, argv []string) []string {
+// namespaces, the mounts (system, binds, wsDir, the child's part of the
+// workspace, at /workspace), the privilege drop, the rlimits, then argv
+// (paths as the sandbox sees them).
+func (s *Sandbox) bwrapArgs(h *sandboxHost, wsDir string, binds []bind, argv []string) []string {
 	ns := []string{"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "sandbox",
 		"--unshare-cgroup-try", "--die-with-parent", "--new-session"}
 	if !s.network {
@@ -376,7 +380,7 @@ func (s *Sandbox) bwrapArgs(h *sandboxHost, wsRoot string, binds []bind, argv []
 		"--dev", "/dev",
 		"--perms", "1777", "--size", strconv.FormatInt(tmpSize, 10), "--tmpfs", "/dev/shm",
 		"--perms", "1777", "--size", strconv.FormatInt(tmpSize, 10), "--tmpfs", "/tmp",
-		"--bind", wsRoot, sandboxWorkspace,
+		"--bind", wsDir, sandboxWorkspace,
 		"--remount-ro", "/",
 		"--remount-ro", "/dev",
 	)
@@ -414,13 +418,14 @@ type sandboxLauncher struct {
 	h *sandboxHost
 }
 
-// prepare hands the workspace to the sandbox user when the agent is root;
-// root still removes it afterwards.
+// prepare hands the child's part of the workspace (ws.dir) to the sandbox
+// user when the agent is root; ws.root stays root's, 0700, and root still
+// removes it all afterwards.
 func (l *sandboxLauncher) prepare(ws *workspace) error {
 	if !l.h.root {
 		return nil
 	}
-	return chownTree(ws.root, l.s.uid, l.s.gid)
+	return chownTree(ws.dir, l.s.uid, l.s.gid)
 }
 
 func (l *sandboxLauncher) command(ctx context.Context, p *plan) (*exec.Cmd, error) {
@@ -436,7 +441,7 @@ func (l *sandboxLauncher) command(ctx context.Context, p *plan) (*exec.Cmd, erro
 		tmp:   sandboxWorkspace + "/tmp",
 	})
 	argv := append([]string{v.exe}, p.argv[1:]...)
-	cmd := exec.CommandContext(ctx, l.h.bwrap, l.s.bwrapArgs(l.h, p.ws.root, v.binds, argv)...)
+	cmd := exec.CommandContext(ctx, l.h.bwrap, l.s.bwrapArgs(l.h, p.ws.dir, v.binds, argv)...)
 	cmd.Env = env
 	cmd.Dir = "/"
 	return cmd, nil

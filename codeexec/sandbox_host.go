@@ -265,12 +265,12 @@ func (s *Sandbox) trial(ctx context.Context, h *sandboxHost) error {
 	}
 	defer ws.remove()
 	if h.root {
-		if err := chownTree(ws.root, s.uid, s.gid); err != nil {
+		if err := chownTree(ws.dir, s.uid, s.gid); err != nil {
 			return fmt.Errorf("%w: trial workspace: %v", ErrSandboxUnavailable, err)
 		}
 	}
 	argv := []string{"/bin/sh", "-c", trialScript, "sh", ws.root}
-	cmd := exec.CommandContext(ctx, h.bwrap, s.bwrapArgs(h, ws.root, h.tools, argv)...)
+	cmd := exec.CommandContext(ctx, h.bwrap, s.bwrapArgs(h, ws.dir, h.tools, argv)...)
 	cmd.Env = []string{"PATH=" + defaultPATH, "LC_ALL=C"}
 	cmd.Dir = "/"
 	res, err := run(cmd, &Request{MaxOutputChars: 4096}, time.Second)
@@ -442,7 +442,7 @@ func (s *Sandbox) view(ctx context.Context, h *sandboxHost, p *plan) (*runView, 
 	}
 
 	exe := p.argv[0]
-	if rel, err := filepath.Rel(p.ws.root, exe); err == nil && inDir(exe, p.ws.root) {
+	if rel, err := filepath.Rel(p.ws.dir, exe); err == nil && inDir(exe, p.ws.dir) {
 		v.exe = filepath.Join(sandboxWorkspace, rel) // staged with the skill
 	} else {
 		iv, err := s.interpreter(ctx, h, exe, p.env)

@@ -389,10 +389,7 @@ func TestSandboxPrivileges(t *testing.T) {
 	// From the host: the file the script wrote, and its processes.
 	var owned string
 	for deadline := time.Now().Add(hardDeadline); owned == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		m, _ := filepath.Glob(filepath.Join(dir, "*", "skill", "owned-by.txt"))
-		if len(m) > 0 {
-			owned = m[0]
-		}
+		owned = findFile(dir, "owned-by.txt")
 	}
 	if owned == "" {
 		o := <-done

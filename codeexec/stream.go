@@ -2,8 +2,12 @@ package codeexec
 
 import (
 	"io"
+	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
+	"unsafe"
 
 	"github.com/adkskills/adkskills/internal/truncate"
 )
@@ -24,9 +28,8 @@ var captureBufs = sync.Pool{New: func() any { return new([captureBufBytes]byte) 
 // /proc/sys/fs/pipe-max-size (1 MiB by default).
 const pipeBytes = 1 << 20
 
-// capture is the writer a captured stream is given: a truncate.Capper fed
-// in large blocks. os/exec copies the child's pipe into it with io.Copy,
-// which uses ReadFrom.
+// capture is where a captured stream goes: a truncate.Capper fed in large
+// blocks.
 type capture struct {
 	c *truncate.Capper
 }
@@ -39,10 +42,9 @@ func newCapture(maxChars int) *capture {
 func (w *capture) Write(p []byte) (int, error) { return w.c.Write(p) }
 
 // ReadFrom drains r to EOF (or its first error, which is not reported: a
-// pipe closed by WaitDelay ends the stream), handing the capper full
-// buffers.
+// pipe closed under the reader because a process that escaped the run
+// holds it ends the stream), handing the capper full buffers.
 func (w *capture) ReadFrom(r io.Reader) (int64, error) {
-	growPipe(r)
 	b := captureBufs.Get().(*[captureBufBytes]byte)
 	defer captureBufs.Put(b)
 	buf := b[:]
@@ -67,15 +69,164 @@ func (w *capture) stream() Stream {
 	return Stream{Text: w.c.String(), TotalChars: w.c.TotalChars(), Truncated: w.c.Truncated()}
 }
 
-// growPipe asks for a pipeBytes capacity on r when it is a pipe.
-func growPipe(r io.Reader) {
-	sc, ok := r.(interface {
-		SyscallConn() (syscall.RawConn, error)
-	})
-	if !ok {
-		return
+// output is one captured stream of a run: a pipe the pipeline owns, whose
+// write end the child inherits as an *os.File (so os/exec starts no copy
+// goroutine for it and its WaitDelay never closes it), and a reader of
+// ours that drains the read end into a capture until EOF. EOF comes when
+// every process holding the write end is gone and the pipe is empty,
+// however slow the reader; see drain for the only case where the pipeline
+// stops reading before it.
+type output struct {
+	r    *os.File
+	capt *capture
+	read atomic.Int64  // bytes read so far
+	done chan struct{} // closed when the reader has returned
+}
+
+// newOutput makes the pipe of one stream, enlarged to pipeBytes. w is the
+// child's end: the caller hands it to the child and closes its own copy
+// right after the start, so the child's processes are its only holders.
+func newOutput(maxChars int) (o *output, w *os.File, err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
 	}
-	rc, err := sc.SyscallConn()
+	growPipe(r)
+	return &output{r: r, capt: newCapture(maxChars), done: make(chan struct{})}, w, nil
+}
+
+// start reads the pipe to its end in a goroutine of its own.
+func (o *output) start() {
+	go func() {
+		defer close(o.done)
+		_, _ = o.capt.ReadFrom(countingReader{o.r, &o.read})
+	}()
+}
+
+// finished reports whether the reader has returned.
+func (o *output) finished() bool {
+	select {
+	case <-o.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// close closes the read end: a reader still blocked in it returns. Closing
+// twice is harmless.
+func (o *output) close() { _ = o.r.Close() }
+
+// stream freezes what was captured. Call it once the reader has returned.
+func (o *output) stream() Stream { return o.capt.stream() }
+
+// Poll bits (the same on every Linux architecture).
+const (
+	pollIN  = 0x1
+	pollHUP = 0x10
+)
+
+// pipeState asks the kernel about the read end: whether any process still
+// holds the write end (no POLLHUP) and how many bytes wait in the pipe
+// (FIONREAD). ok is false when it cannot tell (the pipe is closed).
+func (o *output) pipeState() (writers bool, pending int, ok bool) {
+	rc, err := o.r.SyscallConn()
+	if err != nil {
+		return false, 0, false
+	}
+	_ = rc.Control(func(fd uintptr) {
+		pfd := struct {
+			fd              int32
+			events, revents int16
+		}{fd: int32(fd), events: pollIN}
+		var zero syscall.Timespec // do not wait
+		if _, _, e := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1,
+			uintptr(unsafe.Pointer(&zero)), 0, 0, 0); e != 0 {
+			return
+		}
+		var n int32
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n))); e != 0 {
+			return
+		}
+		writers, pending, ok = pfd.revents&pollHUP == 0, int(n), true
+	})
+	return writers, pending, ok
+}
+
+// drainCapWaitDelays is the hard cap of drain in WaitDelays: how long
+// after the run's process group is dead the pipeline keeps reading a pipe
+// that a process which escaped the group holds and keeps writing to.
+const drainCapWaitDelays = 20
+
+// Bounds of the interval at which drain looks at pipes still open.
+const (
+	minDrainPoll = time.Millisecond
+	maxDrainPoll = 50 * time.Millisecond
+)
+
+// drain returns once every reader of outs has returned. Call it after the
+// run's leader has exited and its process group has been killed: from
+// then on, a pipe whose write end no process holds any more (POLLHUP) is
+// read to EOF, with no time limit, because its content is finite. Only a
+// pipe still held, which means by a process that escaped the group, is
+// closed under its reader: once it has had nothing to read (FIONREAD 0, no
+// byte read) for idle, or hardCap after the start of drain if the escapee
+// keeps writing. Closing it loses nothing the run's own processes wrote:
+// they are dead, and the pipe was empty or the cap was reached. The
+// pipeline passes WaitDelay and drainCapWaitDelays×WaitDelay.
+func drain(outs []*output, idle, hardCap time.Duration) {
+	start := time.Now()
+	capAt := start.Add(hardCap)
+	busy := make([]time.Time, len(outs)) // when each pipe last had or gave something to read
+	seen := make([]int64, len(outs))
+	for i, o := range outs {
+		busy[i], seen[i] = start, o.read.Load()
+	}
+	tick := time.NewTicker(min(max(min(idle, hardCap)/8, minDrainPoll), maxDrainPoll))
+	defer tick.Stop()
+	check := func(now time.Time) {
+		for i, o := range outs {
+			if o.finished() {
+				continue
+			}
+			writers, pending, ok := o.pipeState()
+			if !ok || !writers {
+				continue // EOF comes once the pipe is drained
+			}
+			if n := o.read.Load(); pending > 0 || n != seen[i] {
+				busy[i], seen[i] = now, n
+			}
+			if now.Sub(busy[i]) >= idle || !now.Before(capAt) {
+				o.close()
+			}
+		}
+	}
+	for _, o := range outs {
+		for !o.finished() {
+			select {
+			case <-o.done:
+			case now := <-tick.C:
+				check(now)
+			}
+		}
+	}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// growPipe asks for a pipeBytes capacity on f, a pipe.
+func growPipe(f *os.File) {
+	rc, err := f.SyscallConn()
 	if err != nil {
 		return
 	}
