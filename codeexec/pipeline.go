@@ -18,6 +18,7 @@ package codeexec
 //     interpreter with resolveInterpreter against the child's PATH
 //                                                   -> ErrStart
 //  5. launcher.prepare(ws), then launcher.command(ctx, plan)  <- THE SEAM
+//     (and, after step 6's run, launcher.finish(res) if it has one)
 //  6. the pipeline wires the *exec.Cmd: Stdin, Stdout/Stderr (the write
 //     ends of pipes it owns, read into streaming cappers by its own
 //     goroutines), its own process group, Cancel (SIGKILL the group),
@@ -33,11 +34,11 @@ package codeexec
 // without it is refused with ErrStart). It must NOT set
 // Stdin, Stdout, Stderr, Cancel, WaitDelay or SysProcAttr.PidFD (the
 // pipeline owns them and overwrites them), and must not start the command.
-// It may set Path, Args, Env, Dir and SysProcAttr; the pipeline merges into
-// the SysProcAttr it returns (it sets Setpgid and Pgid=0, keeping e.g.
-// Credential), so a launcher must not set Setsid, Setctty or Foreground on
-// the returned command (the group kill depends on the child leading its own
-// process group).
+// It may set Path, Args, Env, Dir, ExtraFiles and SysProcAttr; the pipeline
+// merges into the SysProcAttr it returns (it sets Setpgid and Pgid=0,
+// keeping e.g. Credential), so a launcher must not set Setsid, Setctty or
+// Foreground on the returned command (the group kill depends on the child
+// leading its own process group).
 //
 //	type launcher interface {
 //		prepare(ws *workspace) error
@@ -51,6 +52,13 @@ package codeexec
 // ErrWorkspace unless it already wraps one of the package sentinels (a
 // sandbox that cannot isolate returns ErrSandboxUnavailable and the run does
 // not happen).
+//
+// A launcher may also implement finisher: finish(res) is then called once
+// for every command it returned, after the run (res nil when the command
+// did not start), before output files are collected. It closes what command
+// kept open (ExtraFiles), and may return an error instead of the result: a
+// sandbox whose setup failed returns ErrSandboxUnavailable rather than the
+// exit status of its own failure.
 //
 // command receives the plan: host paths of the workspace (p.ws.root,
 // p.ws.dir, p.ws.skill, p.ws.home, p.ws.tmp; a launcher shows the child
@@ -115,6 +123,14 @@ type launcher interface {
 	prepare(ws *workspace) error
 	// command returns the unstarted command that runs p.
 	command(ctx context.Context, p *plan) (*exec.Cmd, error)
+}
+
+// finisher is implemented by a launcher that must look at a run after it
+// (see the comment at the top of this file).
+type finisher interface {
+	// finish releases what command kept for the run and may turn its
+	// result into an error. res is nil when the run did not start.
+	finish(res *Result) error
 }
 
 // workspace is one run's private directory tree on the host:
@@ -223,10 +239,17 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 		return nil, err
 	}
 
+	var res *Result
 	if cmd.Cancel == nil {
-		return nil, fmt.Errorf("%w: launcher did not use exec.CommandContext", ErrStart)
+		err = fmt.Errorf("%w: launcher did not use exec.CommandContext", ErrStart)
+	} else {
+		res, err = run(cmd, req, cfg.waitDelayOrDefault())
 	}
-	res, err := run(cmd, req, cfg.waitDelayOrDefault())
+	if f, ok := l.(finisher); ok {
+		if ferr := f.finish(res); ferr != nil && err == nil {
+			return nil, ferr
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 package codeexec
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -98,7 +100,10 @@ const sandboxWorkspace = "/workspace"
 // old, user namespaces disabled, a trial sandbox that does not isolate),
 // Execute returns an error wrapping [ErrSandboxUnavailable] that says why
 // and how to fix it, and the script does not run. Use [Sandbox.Probe] to
-// check at start-up.
+// check at start-up. A run whose own sandbox bubblewrap fails to set up
+// after a successful probe (a bind it cannot make, say) returns such an
+// error too, with bubblewrap's message, rather than a Result with exit
+// code 1.
 //
 // A Sandbox is not a VM: a kernel bug reachable from an unprivileged
 // process (the sandbox installs no seccomp filter) breaks it. For hostile,
@@ -277,8 +282,9 @@ func WithBwrapPath(path string) SandboxOption {
 }
 
 // Execute runs req inside the sandbox. See [Executor] and [Sandbox]. When
-// the sandbox cannot isolate on this machine, it returns an error wrapping
-// [ErrSandboxUnavailable] and nothing runs.
+// the sandbox cannot isolate on this machine, or bubblewrap fails to set up
+// this run's sandbox, it returns an error wrapping [ErrSandboxUnavailable]
+// and the script does not run.
 func (s *Sandbox) Execute(ctx context.Context, req *Request) (*Result, error) {
 	if err := s.cfg.validate(); err != nil {
 		return nil, err
@@ -366,8 +372,9 @@ func (s *Sandbox) prlimitArgs(prlimit string) []string {
 // bwrapArgs is the whole command line after the bwrap executable: the
 // namespaces, the mounts (system, binds, wsDir, the child's part of the
 // workspace, at /workspace), the privilege drop, the rlimits, then argv
-// (paths as the sandbox sees them).
-func (s *Sandbox) bwrapArgs(h *sandboxHost, wsDir string, binds []bind, argv []string) []string {
+// (paths as the sandbox sees them). A statusFD above 2 is given to the
+// innermost bubblewrap as its --json-status-fd (see launched).
+func (s *Sandbox) bwrapArgs(h *sandboxHost, wsDir string, binds []bind, argv []string, statusFD int) []string {
 	ns := []string{"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "sandbox",
 		"--unshare-cgroup-try", "--die-with-parent", "--new-session"}
 	if !s.network {
@@ -385,6 +392,10 @@ func (s *Sandbox) bwrapArgs(h *sandboxHost, wsDir string, binds []bind, argv []s
 		"--remount-ro", "/dev",
 	)
 	skill := sandboxWorkspace + "/skill"
+	inner := []string{"--chdir", skill, "--"}
+	if statusFD > 2 {
+		inner = append([]string{"--json-status-fd", strconv.Itoa(statusFD)}, inner...)
+	}
 
 	var a []string
 	if h.root {
@@ -401,22 +412,32 @@ func (s *Sandbox) bwrapArgs(h *sandboxHost, wsDir string, binds []bind, argv []s
 		// Unprivileged inner bwrap: a user namespace of the run's own (per
 		// run process accounting), none creatable inside.
 		a = append(a, h.bwrap, "--unshare-user", "--disable-userns", "--uid", uid, "--gid", gid,
-			"--cap-drop", "ALL", "--die-with-parent", "--dev-bind", "/", "/", "--chdir", skill, "--")
+			"--cap-drop", "ALL", "--die-with-parent", "--dev-bind", "/", "/")
+		a = append(a, inner...)
 	} else {
 		a = append(a, "--unshare-user", "--disable-userns", "--cap-drop", "ALL")
 		a = append(a, ns...)
 		a = append(a, mounts...)
-		a = append(a, "--chdir", skill, "--")
+		a = append(a, inner...)
 	}
 	a = append(a, s.prlimitArgs(h.prlimit)...)
 	return append(a, argv...)
 }
 
-// sandboxLauncher starts a run's child through bubblewrap.
+// sandboxLauncher starts a run's child through bubblewrap. It is made per
+// run.
 type sandboxLauncher struct {
 	s *Sandbox
 	h *sandboxHost
+	// status is the pipe the innermost bubblewrap writes its JSON status
+	// to (statusW is the child's fd statusFD); see finish.
+	status, statusW *os.File
 }
+
+// statusFD is the descriptor the innermost bubblewrap gets for its
+// --json-status-fd: the first of cmd.ExtraFiles. Every bubblewrap and
+// setpriv pass it down; the innermost bubblewrap closes it for the script.
+const statusFD = 3
 
 // prepare hands the child's part of the workspace (ws.dir) to the sandbox
 // user when the agent is root; ws.root stays root's, 0700, and root still
@@ -441,10 +462,67 @@ func (l *sandboxLauncher) command(ctx context.Context, p *plan) (*exec.Cmd, erro
 		tmp:   sandboxWorkspace + "/tmp",
 	})
 	argv := append([]string{v.exe}, p.argv[1:]...)
-	cmd := exec.CommandContext(ctx, l.h.bwrap, l.s.bwrapArgs(l.h, p.ws.dir, v.binds, argv)...)
+	if l.status, l.statusW, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, l.h.bwrap, l.s.bwrapArgs(l.h, p.ws.dir, v.binds, argv, statusFD)...)
 	cmd.Env = env
 	cmd.Dir = "/"
+	cmd.ExtraFiles = []*os.File{l.statusW} // statusFD
 	return cmd, nil
+}
+
+// finish tells a run whose sandbox bubblewrap could not set up from a run
+// of the script: the innermost bubblewrap writes an "exit-code" status
+// when the command it started exits, and none when it, an outer
+// bubblewrap or setpriv fails first (a mount it cannot make, a namespace
+// it cannot create). Such a run returns ErrSandboxUnavailable with
+// bubblewrap's complaint instead of a Result with exit code 1. A run the
+// pipeline killed (timeout, cancellation) keeps its Result.
+func (l *sandboxLauncher) finish(res *Result) error {
+	defer l.status.Close()
+	l.statusW.Close()
+	if res == nil || res.TimedOut {
+		return nil
+	}
+	// Every bubblewrap wrote its status before the leader exited: read
+	// what the pipe holds, without waiting for its end.
+	const maxStatus = 64 << 10
+	var status []byte
+	if rc, err := l.status.SyscallConn(); err == nil {
+		buf := make([]byte, maxStatus)
+		for len(status) < maxStatus {
+			var n int
+			_ = rc.Read(func(fd uintptr) bool {
+				n, _ = syscall.Read(int(fd), buf[:maxStatus-len(status)])
+				return true
+			})
+			if n <= 0 {
+				break
+			}
+			status = append(status, buf[:n]...)
+		}
+	}
+	if launched(status) {
+		return nil
+	}
+	return fmt.Errorf("%w: bubblewrap %s could not set up the sandbox of this run (exit %d): %s: %s",
+		ErrSandboxUnavailable, l.h.version, res.ExitCode, firstLine(res.Stderr.Text), diagnose(res.Stderr.Text))
+}
+
+// launched reports whether bubblewrap's JSON status (a stream of objects)
+// says the command ran to its end: an "exit-code" member.
+func launched(status []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(status))
+	for {
+		var doc map[string]json.RawMessage
+		if dec.Decode(&doc) != nil {
+			return false
+		}
+		if _, ok := doc["exit-code"]; ok {
+			return true
+		}
+	}
 }
 
 // chownTree gives dir and everything in it to uid:gid, without following

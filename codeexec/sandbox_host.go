@@ -270,7 +270,7 @@ func (s *Sandbox) trial(ctx context.Context, h *sandboxHost) error {
 		}
 	}
 	argv := []string{"/bin/sh", "-c", trialScript, "sh", ws.root}
-	cmd := exec.CommandContext(ctx, h.bwrap, s.bwrapArgs(h, ws.dir, h.tools, argv)...)
+	cmd := exec.CommandContext(ctx, h.bwrap, s.bwrapArgs(h, ws.dir, h.tools, argv, 0)...)
 	cmd.Env = []string{"PATH=" + defaultPATH, "LC_ALL=C"}
 	cmd.Dir = "/"
 	res, err := run(cmd, &Request{MaxOutputChars: 4096}, time.Second)

@@ -782,11 +782,11 @@ func TestSandboxArgs(t *testing.T) {
 				`--perms 0755 --dir /root --perms 0755 --dir /root/.pyenv --perms 0755 --dir /root/.pyenv/versions --ro-bind /data/py /root/.pyenv/versions/3.11.7 ` +
 				`--proc /proc --dev /dev --perms 1777 --size 67108864 --tmpfs /dev/shm --perms 1777 --size 67108864 --tmpfs /tmp --bind /ws /workspace --remount-ro / --remount-ro /dev ` +
 				`-- /usr/bin/setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs ` +
-				`-- /usr/bin/bwrap --unshare-user --disable-userns --uid 65534 --gid 65534 --cap-drop ALL --die-with-parent --dev-bind / / --chdir /workspace/skill ` +
+				`-- /usr/bin/bwrap --unshare-user --disable-userns --uid 65534 --gid 65534 --cap-drop ALL --die-with-parent --dev-bind / / --json-status-fd 3 --chdir /workspace/skill ` +
 				`-- /usr/bin/prlimit --core=0 --as=2147483648 --nproc=256 --fsize=134217728 --cpu=120 ` +
 				`-- /root/.pyenv/versions/3.11.7/bin/python3 scripts/a.py$`},
 		{"Unprivileged", false, nil,
-			`^--unshare-user --disable-userns --cap-drop ALL --unshare-pid .* --unshare-net --ro-bind /usr /usr .* --remount-ro /dev --chdir /workspace/skill -- /usr/bin/prlimit `},
+			`^--unshare-user --disable-userns --cap-drop ALL --unshare-pid .* --unshare-net --ro-bind /usr /usr .* --remount-ro /dev --json-status-fd 3 --chdir /workspace/skill -- /usr/bin/prlimit `},
 		{"NetworkOn", false, []SandboxOption{WithNetwork(true)}, `^--unshare-user .* --new-session --ro-bind`},
 		{"Limits", true, []SandboxOption{WithMemoryLimit(-1), WithProcessLimit(7), WithFileSizeLimit(-1), WithCPULimit(1500 * time.Millisecond), WithTmpSize(1 << 20), WithSandboxUser(1000, 1001)},
 			`--size 1048576 --tmpfs /dev/shm --perms 1777 --size 1048576 --tmpfs /tmp .* --reuid 1000 --regid 1001 .* --uid 1000 --gid 1001 .* -- /usr/bin/prlimit --core=0 --nproc=7 --cpu=2 -- `},
@@ -794,12 +794,57 @@ func TestSandboxArgs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h.root = tt.root
-			got := strings.Join(NewSandbox(tt.opts...).bwrapArgs(h, "/ws", binds, argv), " ")
+			got := strings.Join(NewSandbox(tt.opts...).bwrapArgs(h, "/ws", binds, argv, statusFD), " ")
 			if !regexp.MustCompile(tt.want).MatchString(got) {
 				t.Errorf("command line\n%s\ndoes not match\n%s", got, tt.want)
 			}
 			if tt.name == "NetworkOn" && strings.Contains(got, "--unshare-net") {
 				t.Errorf("WithNetwork(true): %s", got)
+			}
+		})
+	}
+}
+
+// TestSandboxSetupFails: when bubblewrap fails to set up a run's sandbox
+// after a successful probe, Execute returns ErrSandboxUnavailable with
+// bubblewrap's complaint, not a Result with exit code 1; a script that
+// fails with the same words on stderr still gets its Result.
+func TestSandboxSetupFails(t *testing.T) {
+	requireSandbox(t)
+	real, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const complaint = "bwrap: Can't find source path /nonexistent-adkskills-source"
+	// Runs of a Sandbox probed with the real bubblewrap go through a
+	// wrapper that makes the outer bubblewrap's setup fail.
+	broken := fakeBwrap(t, `exec `+real+` --ro-bind /nonexistent-adkskills-source /nonexistent-adkskills-dest "$@"`+"\n")
+	tests := []struct {
+		name    string
+		bwrap   string // "": the real one
+		src     string
+		wantErr bool
+	}{
+		{"SetupFails", broken, "touch ran", true},
+		{"ScriptFailsAlike", "", "echo \"" + complaint + ": No such file or directory\" >&2; exit 1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewSandbox()
+			if err := s.Probe(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if tt.bwrap != "" {
+				h := *s.host
+				h.bwrap = tt.bwrap
+				s.host = &h
+			}
+			res, err := s.Execute(context.Background(), script("scripts/a.sh", tt.src))
+			switch {
+			case tt.wantErr && (!errors.Is(err, ErrSandboxUnavailable) || !strings.Contains(err.Error(), complaint)):
+				t.Errorf("Execute = %+v, %v; want ErrSandboxUnavailable saying %q", res, err, complaint)
+			case !tt.wantErr && (err != nil || res.ExitCode != 1 || !strings.HasPrefix(res.Stderr.Text, complaint)):
+				t.Errorf("Execute = %+v, %v; want the script's exit 1 and stderr", res, err)
 			}
 		})
 	}
