@@ -39,10 +39,9 @@ const (
 	DefaultMaxOutputFileBytes = 32 << 20
 	// DefaultMaxOutputTotalBytes bounds the bytes of all output files of a run.
 	DefaultMaxOutputTotalBytes = 128 << 20
-	// DefaultWaitDelay is how long, after the script's process exits or is
-	// killed, a host executor waits for its output pipes to close before
-	// closing them itself (a descendant that left the process group may
-	// hold them). See WithWaitDelay.
+	// DefaultWaitDelay bounds how long a process that left the script's
+	// process group (setsid) can keep a finished run open by holding its
+	// output pipes. See WithWaitDelay.
 	DefaultWaitDelay = 500 * time.Millisecond
 )
 

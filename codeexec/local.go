@@ -148,11 +148,14 @@ func WithPassEnv(names ...string) Option {
 	}
 }
 
-// WithWaitDelay sets how long, after the script's process exits or is
-// killed, the executor waits for its output pipes to close before closing
-// them itself and returning (default [DefaultWaitDelay]). It bounds how long
-// a process that escaped the process group (setsid) can hold a run open
-// through an inherited stdout. Zero means the default; negative is invalid.
+// WithWaitDelay bounds how long a process that escaped the script's process
+// group (setsid) can hold a finished run open through an inherited stdout or
+// stderr (default [DefaultWaitDelay]). After the script exits and its group
+// is killed, the executor reads its output to the end however long that
+// takes while no other process holds the pipes; a pipe an escapee holds is
+// closed once it has stayed empty for the WaitDelay, or after 20 times the
+// WaitDelay if the escapee keeps writing. Zero means the default; negative
+// is invalid.
 func WithWaitDelay(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
