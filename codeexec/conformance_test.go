@@ -693,6 +693,13 @@ func testWorkspaceRemoved(t *testing.T, newExec newExecutorFunc) {
 			dir := t.TempDir()
 			e := newExec(WithWorkspaceDir(dir))
 			ctx := context.Background()
+			if p, ok := e.(interface{ Probe(context.Context) error }); ok {
+				// Check the machine before the clock starts: the
+				// cancellation is meant to hit the script, not the probe.
+				if err := p.Probe(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if tt.cancelAt > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithCancel(ctx)
