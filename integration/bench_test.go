@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/scripted"
 )
 
 // floodBytes is what flood.sh prints on each stream in the end-to-end
@@ -26,7 +27,7 @@ func BenchmarkEndToEndFlood(b *testing.B) {
 	var peak atomic.Uint64
 	var ms runtime.MemStats
 	for range b.N {
-		h := newHarness(b, harnessConfig{steps: []step{
+		h := newHarness(b, harnessConfig{steps: []scripted.Step{
 			call("run_skill_script", map[string]any{"skill_name": "shell-tools", "script_path": "scripts/flood.sh", "args": []any{fmt.Sprint(floodBytes)}}),
 			say("flooded"),
 		}})

@@ -3,12 +3,9 @@ package integration
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"iter"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,6 +19,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/scripted"
 	"github.com/adkskills/adkskills/skilltoolset"
 )
 
@@ -37,54 +35,11 @@ func skillsDir(t testing.TB) string {
 	return filepath.Join(filepath.Dir(file), "..", "testdata", "skills")
 }
 
-// step is one scripted model turn: it sees the request and answers.
-type step func(t testing.TB, req *model.LLMRequest) *genai.Content
-
-// scriptedModel answers with its steps in order and records every request;
-// a call past the last step is an error that surfaces from runner.Run.
-type scriptedModel struct {
-	t        testing.TB
-	mu       sync.Mutex
-	steps    []step
-	requests []*model.LLMRequest
-}
-
-func (m *scriptedModel) Name() string { return "scripted-model" }
-
-func (m *scriptedModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
-	return func(yield func(*model.LLMResponse, error) bool) {
-		m.mu.Lock()
-		i := len(m.requests)
-		m.requests = append(m.requests, req)
-		m.mu.Unlock()
-		if i >= len(m.steps) {
-			yield(nil, fmt.Errorf("scripted model: unexpected call %d (only %d steps)", i+1, len(m.steps)))
-			return
-		}
-		yield(&model.LLMResponse{Content: m.steps[i](m.t, req)}, nil)
-	}
-}
-
-func (m *scriptedModel) request(i int) *model.LLMRequest {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	require.Greater(m.t, len(m.requests), i, "the model was called %d times", len(m.requests))
-	return m.requests[i]
-}
-
-// call is a step that calls one tool.
-func call(name string, args map[string]any) step {
-	return func(testing.TB, *model.LLMRequest) *genai.Content {
-		return genai.NewContentFromFunctionCall(name, args, genai.RoleModel)
-	}
-}
-
-// say is a step that ends the turn with text.
-func say(text string) step {
-	return func(testing.TB, *model.LLMRequest) *genai.Content {
-		return genai.NewContentFromText(text, genai.RoleModel)
-	}
-}
+// call and say are the scripted model's steps the tests use most.
+var (
+	call = scripted.Call
+	say  = scripted.Say
+)
 
 // lastResponse is the function response the request ends with.
 func lastResponse(t *testing.T, req *model.LLMRequest, name string) map[string]any {
@@ -112,12 +67,12 @@ type harnessConfig struct {
 	noExecutor  bool
 	wrap        func(tool.Toolset) tool.Toolset
 	extraTools  []tool.Tool
-	steps       []step
+	steps       []scripted.Step
 }
 
 type harness struct {
 	t         testing.TB
-	model     *scriptedModel
+	model     *scripted.Model
 	runner    *runner.Runner
 	sessions  session.Service
 	artifacts artifact.Service
@@ -137,7 +92,7 @@ func newHarness(t testing.TB, cfg harnessConfig) *harness {
 	if cfg.wrap != nil {
 		set = cfg.wrap(ts)
 	}
-	m := &scriptedModel{t: t, steps: cfg.steps}
+	m := scripted.New("scripted-model", cfg.steps...)
 	a, err := llmagent.New(llmagent.Config{
 		Name:        "skills_agent",
 		Model:       m,
@@ -189,6 +144,14 @@ func responseEvent(t testing.TB, events []*session.Event, name string) (*session
 	}
 	t.Fatalf("no %s response among %d events", name, len(events))
 	return nil, nil
+}
+
+// request is the i-th request the model received.
+func (h *harness) request(i int) *model.LLMRequest {
+	h.t.Helper()
+	reqs := h.model.Requests()
+	require.Greater(h.t, len(reqs), i, "the model was called %d times", len(reqs))
+	return reqs[i]
 }
 
 // load reads an artifact of the harness's session.

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/scripted"
 	"github.com/adkskills/adkskills/internal/scriptrun"
 	"github.com/adkskills/adkskills/internal/truncate"
 	"github.com/adkskills/adkskills/skilltoolset"
@@ -64,7 +65,7 @@ func directRun(t *testing.T) map[string][]byte {
 }
 
 func TestScriptOutputsBecomeArtifacts(t *testing.T) {
-	h := newHarness(t, harnessConfig{steps: []step{call("run_skill_script", reportArgs), say("done")}})
+	h := newHarness(t, harnessConfig{steps: []scripted.Step{call("run_skill_script", reportArgs), say("done")}})
 	events := h.say("write a report for ada")
 
 	ev, resp := responseEvent(t, events, "run_skill_script")
@@ -106,7 +107,7 @@ func TestScriptOutputsBecomeArtifacts(t *testing.T) {
 	assert.True(t, persisted, "the stored session has the artifact delta")
 
 	// The model's next request holds the manifest, never the bytes.
-	next := h.model.request(1)
+	next := h.request(1)
 	got := lastResponse(t, next, "run_skill_script")
 	assert.Equal(t, jsonOf(t, manifest), jsonOf(t, got["output_files"]))
 	wire := jsonOf(t, next.Contents)
@@ -122,7 +123,7 @@ func TestScriptOutputsBecomeArtifacts(t *testing.T) {
 }
 
 func TestRepeatRunCreatesNewVersions(t *testing.T) {
-	h := newHarness(t, harnessConfig{steps: []step{
+	h := newHarness(t, harnessConfig{steps: []scripted.Step{
 		call("run_skill_script", reportArgs), say("once"),
 		call("run_skill_script", reportArgs), say("twice"),
 	}})
@@ -159,7 +160,7 @@ func TestNoisyScriptIsCappedOnBothStreams(t *testing.T) {
 	const lines = 5_000
 	h := newHarness(t, harnessConfig{
 		opts: []skilltoolset.Option{skilltoolset.WithMaxOutputChars(maxChars)},
-		steps: []step{call("run_skill_script", map[string]any{
+		steps: []scripted.Step{call("run_skill_script", map[string]any{
 			"skill_name": "shell-tools", "script_path": "scripts/noisy.sh", "args": []any{fmt.Sprint(lines)},
 		}), say("done")},
 	})
@@ -179,7 +180,7 @@ func TestFailingScriptKeepsTracebackTail(t *testing.T) {
 	const maxChars = 500
 	h := newHarness(t, harnessConfig{
 		opts:  []skilltoolset.Option{skilltoolset.WithMaxOutputChars(maxChars)},
-		steps: []step{call("run_skill_script", map[string]any{"skill_name": "py-tools", "script_path": "scripts/fail.py"}), say("it failed")},
+		steps: []scripted.Step{call("run_skill_script", map[string]any{"skill_name": "py-tools", "script_path": "scripts/fail.py"}), say("it failed")},
 	})
 	_, resp := responseEvent(t, h.say("fail"), "run_skill_script")
 	assert.Equal(t, "error", resp["status"])
@@ -196,7 +197,7 @@ func TestHangingScriptTimesOut(t *testing.T) {
 	const timeout = time.Second
 	h := newHarness(t, harnessConfig{
 		opts:  []skilltoolset.Option{skilltoolset.WithScriptTimeout(timeout)},
-		steps: []step{call("run_skill_script", map[string]any{"skill_name": "shell-tools", "script_path": "scripts/hang.sh"}), say("it hung")},
+		steps: []scripted.Step{call("run_skill_script", map[string]any{"skill_name": "shell-tools", "script_path": "scripts/hang.sh"}), say("it hung")},
 	})
 	start := time.Now()
 	_, resp := responseEvent(t, h.say("hang"), "run_skill_script")
@@ -209,7 +210,7 @@ func TestHangingScriptTimesOut(t *testing.T) {
 func TestNonASCIIArgsAndStdin(t *testing.T) {
 	args := []any{"héllo wörld", "你好", "🎉 party", "--flag=a b"}
 	stdin := "línea 1 ✓\n第二行\n"
-	h := newHarness(t, harnessConfig{steps: []step{
+	h := newHarness(t, harnessConfig{steps: []scripted.Step{
 		call("run_skill_script", map[string]any{"skill_name": "node-tools", "script_path": "scripts/echo.js", "args": args, "stdin": stdin}),
 		say("echoed"),
 	}})
@@ -229,37 +230,37 @@ func TestStdinAndSecretsThroughPython(t *testing.T) {
 	t.Setenv("GOOGLE_API_KEY", "parent-secret-must-not-leak")
 	h := newHarness(t, harnessConfig{
 		opts: []skilltoolset.Option{skilltoolset.WithEnv(map[string]string{"REPORT_TOKEN": "given-by-operator"})},
-		steps: []step{
+		steps: []scripted.Step{
 			call("run_skill_script", map[string]any{"skill_name": "py-tools", "script_path": "scripts/upper.py", "args": []any{"a b", "c"}, "stdin": "quiet words\n"}),
 			call("run_skill_script", map[string]any{"skill_name": "py-tools", "script_path": "scripts/env.py", "args": []any{"GOOGLE_API_KEY", "REPORT_TOKEN"}}),
 			say("done"),
 		},
 	})
 	h.say("go")
-	upper := lastResponse(t, h.model.request(1), "run_skill_script")
+	upper := lastResponse(t, h.request(1), "run_skill_script")
 	assert.Equal(t, "QUIET WORDS\nargs: a b | c\n", upper["stdout"])
-	env := lastResponse(t, h.model.request(2), "run_skill_script")
+	env := lastResponse(t, h.request(2), "run_skill_script")
 	assert.Equal(t, "GOOGLE_API_KEY=<unset>\nREPORT_TOKEN=given-by-operator\n", env["stdout"])
 }
 
 func TestScriptNotFoundThenFatal(t *testing.T) {
 	missing := map[string]any{"skill_name": "shell-tools", "script_path": "scripts/nope.sh"}
-	h := newHarness(t, harnessConfig{steps: []step{call("run_skill_script", missing), call("run_skill_script", missing), say("giving up")}})
+	h := newHarness(t, harnessConfig{steps: []scripted.Step{call("run_skill_script", missing), call("run_skill_script", missing), say("giving up")}})
 	h.say("run nope")
-	first := lastResponse(t, h.model.request(1), "run_skill_script")
+	first := lastResponse(t, h.request(1), "run_skill_script")
 	assert.Equal(t, "SCRIPT_NOT_FOUND", first["error_code"])
 	assert.Contains(t, first["error"], "scripts/noisy.sh", "the miss lists the runnable files")
-	second := lastResponse(t, h.model.request(2), "run_skill_script")
+	second := lastResponse(t, h.request(2), "run_skill_script")
 	assert.Equal(t, "SCRIPT_NOT_FOUND_FATAL", second["error_code"])
 
 	// A new invocation starts counting again.
-	h.model.steps = append(h.model.steps, call("run_skill_script", missing), say("again"))
+	h.model.Append(call("run_skill_script", missing), say("again"))
 	h.say("try once more")
-	assert.Equal(t, "SCRIPT_NOT_FOUND", lastResponse(t, h.model.request(4), "run_skill_script")["error_code"])
+	assert.Equal(t, "SCRIPT_NOT_FOUND", lastResponse(t, h.request(4), "run_skill_script")["error_code"])
 }
 
 func TestNoArtifactServiceWarns(t *testing.T) {
-	h := newHarness(t, harnessConfig{noArtifacts: true, steps: []step{call("run_skill_script", reportArgs), say("done")}})
+	h := newHarness(t, harnessConfig{noArtifacts: true, steps: []scripted.Step{call("run_skill_script", reportArgs), say("done")}})
 	ev, resp := responseEvent(t, h.say("report"), "run_skill_script")
 	assert.Equal(t, "success", resp["status"])
 	assert.Contains(t, resp["warning"], "no artifact service")
@@ -273,21 +274,21 @@ func TestNoArtifactServiceWarns(t *testing.T) {
 }
 
 func TestLoadSkillAndResourcesStillWork(t *testing.T) {
-	h := newHarness(t, harnessConfig{steps: []step{
+	h := newHarness(t, harnessConfig{steps: []scripted.Step{
 		call("load_skill", map[string]any{"name": "report-writer"}),
 		call("load_skill_resource", map[string]any{"skill_name": "report-writer", "resource_path": "cards/greeting.txt"}),
 		call("list_skills", map[string]any{}),
 		say("read"),
 	}})
 	h.say("read the skill")
-	sk := lastResponse(t, h.model.request(1), "load_skill")
+	sk := lastResponse(t, h.request(1), "load_skill")
 	assert.Contains(t, sk["instructions"], "# Report writer")
-	res := lastResponse(t, h.model.request(2), "load_skill_resource")
+	res := lastResponse(t, h.request(2), "load_skill_resource")
 	assert.Equal(t, "Hello, {name}! Ünïcödé 你好 🎉\n", res["content"], "files outside scripts/references/assets are readable")
-	list := lastResponse(t, h.model.request(3), "list_skills")
+	list := lastResponse(t, h.request(3), "list_skills")
 	assert.Contains(t, list["skills"], "<name>\nnode-tools\n</name>")
 
-	si := h.model.request(0).Config.SystemInstruction
+	si := h.request(0).Config.SystemInstruction
 	require.NotNil(t, si)
 	text := jsonOf(t, si)
 	assert.Contains(t, text, "run_skill_script")
@@ -299,14 +300,14 @@ func TestLoadArtifactsToolReadsScriptOutputLater(t *testing.T) {
 	art := scriptrun.ArtifactName("report.md")
 	h := newHarness(t, harnessConfig{
 		extraTools: []tool.Tool{loadartifactstool.New()},
-		steps: []step{
+		steps: []scripted.Step{
 			call("run_skill_script", reportArgs), say("written"),
 			call("load_artifacts", map[string]any{"artifact_names": []any{art}}), say("read it"),
 		},
 	})
 	h.say("write")
 	h.say("show me the report")
-	req := h.model.request(3)
+	req := h.request(3)
 	var found bool
 	for _, c := range req.Contents {
 		for _, p := range c.Parts {
@@ -351,7 +352,7 @@ func TestInlineScriptNeedsApproval(t *testing.T) {
 		t.Run(fmt.Sprintf("approve=%v", approve), func(t *testing.T) {
 			h := newHarness(t, harnessConfig{
 				opts:  []skilltoolset.Option{skilltoolset.WithInlineScripts(true)},
-				steps: []step{call("run_skill_inline_script", inline), say("after confirmation")},
+				steps: []scripted.Step{call("run_skill_inline_script", inline), say("after confirmation")},
 			})
 			events := h.say("run this")
 			fc := confirmationCall(t, events)
@@ -362,7 +363,7 @@ func TestInlineScriptNeedsApproval(t *testing.T) {
 			payload := tc.Payload.(map[string]any)
 			assert.Equal(t, script, payload["script"])
 			assert.Equal(t, "python", payload["language"])
-			assert.Len(t, h.model.requests, 1, "nothing ran before the answer")
+			assert.Len(t, h.model.Requests(), 1, "nothing ran before the answer")
 
 			events = confirm(h, fc, approve)
 			_, resp := responseEvent(t, events, "run_skill_inline_script")
@@ -379,7 +380,7 @@ func TestInlineScriptNeedsApproval(t *testing.T) {
 			require.Len(t, files, 1, "only the file the script wrote, not the staged skill or the script itself")
 			assert.Equal(t, "inline-out.txt", files[0]["name"])
 			assert.Equal(t, []byte("written by inline ✓"), h.load("inline-out.txt", 1).InlineData.Data)
-			assert.Equal(t, resp, lastResponse(t, h.model.request(1), "run_skill_inline_script"))
+			assert.Equal(t, resp, lastResponse(t, h.request(1), "run_skill_inline_script"))
 		})
 	}
 }
@@ -394,9 +395,9 @@ func TestInstructionReachesModelOnceWhenWrapped(t *testing.T) {
 	}
 	for name, wrap := range wraps {
 		t.Run(name, func(t *testing.T) {
-			h := newHarness(t, harnessConfig{wrap: wrap, steps: []step{say("hi")}})
+			h := newHarness(t, harnessConfig{wrap: wrap, steps: []scripted.Step{say("hi")}})
 			h.say("hello")
-			req := h.model.request(0)
+			req := h.request(0)
 			text := systemText(req)
 			assert.Equal(t, 1, strings.Count(text, "<available_skills>\n<skill>"), text)
 			assert.Equal(t, 1, strings.Count(text, "You can use Agent Skills"), text)
@@ -432,10 +433,10 @@ func TestToolsFollowConfiguration(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			c.cfg.steps = []step{say("hi")}
+			c.cfg.steps = []scripted.Step{say("hi")}
 			h := newHarness(t, c.cfg)
 			h.say("hello")
-			req := h.model.request(0)
+			req := h.request(0)
 			var names []string
 			for _, gt := range req.Config.Tools {
 				for _, d := range gt.FunctionDeclarations {

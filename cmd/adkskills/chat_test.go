@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"google.golang.org/adk/model"
 	"google.golang.org/genai"
+
+	"github.com/adkskills/adkskills/internal/scripted"
 )
 
 func TestChatWithoutAPIKey(t *testing.T) {
@@ -34,15 +36,9 @@ func lastFunctionResponse(req *model.LLMRequest) map[string]any {
 	return nil
 }
 
-func callStep(name string, args map[string]any) func(*model.LLMRequest) (*genai.Content, error) {
-	return func(*model.LLMRequest) (*genai.Content, error) {
-		return genai.NewContentFromFunctionCall(name, args, genai.RoleModel), nil
-	}
-}
-
 // replyStep ends the turn with text that quotes the tool's status, so the
 // test sees what the model was given.
-func replyStep(text string) func(*model.LLMRequest) (*genai.Content, error) {
+func replyStep(text string) scripted.Step {
 	return func(req *model.LLMRequest) (*genai.Content, error) {
 		resp := lastFunctionResponse(req)
 		return genai.NewContentFromText(text+" (model saw: "+statusOf(resp)+")", genai.RoleModel), nil
@@ -64,11 +60,11 @@ const inlineScript = "print('inline says hi')\nopen('out.txt', 'w').write('made 
 // TestChat drives chat with a scripted model in place of Gemini: the same
 // runner, toolset, store and confirmation round trip.
 func TestChat(t *testing.T) {
-	inlineCall := callStep("run_skill_inline_script", map[string]any{"language": "python", "script": inlineScript})
+	inlineCall := scripted.Call("run_skill_inline_script", map[string]any{"language": "python", "script": inlineScript})
 	tests := []struct {
 		name   string
 		flags  []string
-		steps  []func(*model.LLMRequest) (*genai.Content, error)
+		steps  []scripted.Step
 		input  string
 		stdout []string // pieces, in order
 		stderr string
@@ -77,7 +73,7 @@ func TestChat(t *testing.T) {
 	}{
 		{
 			name:  "skill script",
-			steps: []func(*model.LLMRequest) (*genai.Content, error){callStep("run_skill_script", map[string]any{"skill_name": "report-writer", "script_path": "scripts/report.py", "args": []any{"Ada"}}), replyStep("Your report is ready.")},
+			steps: []scripted.Step{scripted.Call("run_skill_script", map[string]any{"skill_name": "report-writer", "script_path": "scripts/report.py", "args": []any{"Ada"}}), replyStep("Your report is ready.")},
 			input: "write a report about Ada\n",
 			stdout: []string{"adkskills chat: test-model, skills from ", "you> ",
 				`  [call] run_skill_script {"args":["Ada"],"script_path":"scripts/report.py","skill_name":"report-writer"}`,
@@ -88,7 +84,7 @@ func TestChat(t *testing.T) {
 		{
 			name:  "inline script approved",
 			flags: []string{"--inline"},
-			steps: []func(*model.LLMRequest) (*genai.Content, error){inlineCall, replyStep("Done.")},
+			steps: []scripted.Step{inlineCall, replyStep("Done.")},
 			input: "say hi\ny\n",
 			stdout: []string{`  [call] run_skill_inline_script {"language":"python"`,
 				"  [result] run_skill_inline_script: waiting for your approval\n",
@@ -100,7 +96,7 @@ func TestChat(t *testing.T) {
 		{
 			name:   "inline script rejected",
 			flags:  []string{"--inline"},
-			steps:  []func(*model.LLMRequest) (*genai.Content, error){inlineCall, replyStep("Fine.")},
+			steps:  []scripted.Step{inlineCall, replyStep("Fine.")},
 			input:  "say hi\nn\n",
 			stdout: []string{"Run it? [y/N] ", "  [approval] rejected\n", "  [result] run_skill_inline_script: CONFIRMATION_REJECTED: ", "Fine. (model saw: CONFIRMATION_REJECTED)\n"},
 			absent: []string{"saved out.txt"},
@@ -108,13 +104,13 @@ func TestChat(t *testing.T) {
 		{
 			name:   "end of input at the approval prompt rejects",
 			flags:  []string{"--inline"},
-			steps:  []func(*model.LLMRequest) (*genai.Content, error){inlineCall, replyStep("Fine.")},
+			steps:  []scripted.Step{inlineCall, replyStep("Fine.")},
 			input:  "say hi\n",
 			stdout: []string{"Run it? [y/N] \n", "  [approval] rejected\n", "(model saw: CONFIRMATION_REJECTED)"},
 		},
 		{
 			name: "a model error is one line and the chat goes on",
-			steps: []func(*model.LLMRequest) (*genai.Content, error){
+			steps: []scripted.Step{
 				func(*model.LLMRequest) (*genai.Content, error) { return nil, errors.New("quota exceeded\nretry later") },
 				func(*model.LLMRequest) (*genai.Content, error) {
 					return genai.NewContentFromText("Back again.", genai.RoleModel), nil
@@ -129,7 +125,7 @@ func TestChat(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			vars, _ := store(t)
 			vars["GOOGLE_API_KEY"] = "test-key"
-			m := &stepModel{steps: tt.steps}
+			m := scripted.New("chat-test", tt.steps...)
 			var gotKey, gotName string
 			var stdout, stderr bytes.Buffer
 			e := env{
@@ -144,7 +140,7 @@ func TestChat(t *testing.T) {
 			assert.Equal(t, exitOK, code, stderr.String())
 			assert.Equal(t, "test-key", gotKey)
 			assert.Equal(t, "test-model", gotName)
-			assert.Equal(t, len(tt.steps), m.calls(), "model calls")
+			assert.Equal(t, len(tt.steps), len(m.Requests()), "model calls")
 			rest := stdout.String()
 			for _, piece := range tt.stdout {
 				i := strings.Index(rest, piece)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"log/slog"
 	"os"
 	"slices"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/fileartifact"
+	"github.com/adkskills/adkskills/internal/scripted"
 	"github.com/adkskills/adkskills/internal/scriptrun"
 	"github.com/adkskills/adkskills/internal/skillfs"
 	"github.com/adkskills/adkskills/skilltoolset"
@@ -224,9 +224,10 @@ func (c *cli) callRunScript(ctx context.Context, tr toolRun, call scriptCall) (m
 		return nil, err
 	}
 	if !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Name() == runscript.Name }) {
-		return nil, fmt.Errorf("no skill has a script that can run (supported: %v), so %s is not offered", codeexec.DefaultInterpreters().Extensions(), runscript.Name)
+		return nil, fmt.Errorf("no skill has a script that can run (supported: %v), so %s is not offered", codeexec.TableOf(tr.executor).Extensions(), runscript.Name)
 	}
-	m := &oneCallModel{call: call.functionCall()}
+	// The model calls run_skill_script once, then ends its turn.
+	m := scripted.New("adkskills-run", declared(call.functionCall()), scripted.Say("Done."))
 	a, err := llmagent.New(llmagent.Config{
 		Name:        "adkskills_cli",
 		Description: "Runs one skill script for the adkskills command line.",
@@ -266,36 +267,14 @@ func (c *cli) callRunScript(ctx context.Context, tr toolRun, call scriptCall) (m
 	return resp, nil
 }
 
-// oneCallModel is the scripted model behind run: its first answer is the
-// run_skill_script call, its second a short final text; a third call is an
-// error.
-type oneCallModel struct {
-	call *genai.FunctionCall
-
-	mu    sync.Mutex
-	calls int
-}
-
-func (m *oneCallModel) Name() string { return "adkskills-run" }
-
-func (m *oneCallModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
-	return func(yield func(*model.LLMResponse, error) bool) {
-		m.mu.Lock()
-		i := m.calls
-		m.calls++
-		m.mu.Unlock()
-		switch i {
-		case 0:
-			if _, ok := req.Tools[m.call.Name]; !ok {
-				yield(nil, fmt.Errorf("the toolset did not declare %s", m.call.Name))
-				return
-			}
-			yield(&model.LLMResponse{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: m.call}}}}, nil)
-		case 1:
-			yield(&model.LLMResponse{Content: genai.NewContentFromText("Done.", genai.RoleModel)}, nil)
-		default:
-			yield(nil, fmt.Errorf("scripted model: unexpected call %d", i+1))
+// declared is the first step of run's scripted model: the call, once the
+// toolset has declared the tool it names.
+func declared(fc *genai.FunctionCall) scripted.Step {
+	return func(req *model.LLMRequest) (*genai.Content, error) {
+		if _, ok := req.Tools[fc.Name]; !ok {
+			return nil, fmt.Errorf("the toolset did not declare %s", fc.Name)
 		}
+		return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: fc}}}, nil
 	}
 }
 

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,6 +22,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/scripted"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
@@ -308,10 +307,8 @@ func modelSees(t *testing.T, args map[string]any) map[string]any {
 	ts, err := skilltoolset.New(ctx, skilltoolset.NewFSSource(os.DirFS(testSkills(t))), skilltoolset.WithCodeExecutor(codeexec.NewLocal()))
 	require.NoError(t, err)
 	var seen map[string]any
-	m := &stepModel{steps: []func(*model.LLMRequest) (*genai.Content, error){
-		func(*model.LLMRequest) (*genai.Content, error) {
-			return genai.NewContentFromFunctionCall(runscript.Name, args, genai.RoleModel), nil
-		},
+	m := scripted.New("reference",
+		scripted.Call(runscript.Name, args),
 		func(req *model.LLMRequest) (*genai.Content, error) {
 			last := req.Contents[len(req.Contents)-1]
 			for _, p := range last.Parts {
@@ -321,7 +318,7 @@ func modelSees(t *testing.T, args map[string]any) map[string]any {
 			}
 			return genai.NewContentFromText("ok", genai.RoleModel), nil
 		},
-	}}
+	)
 	a, err := llmagent.New(llmagent.Config{Name: "reference", Model: m, Toolsets: []tool.Toolset{ts}})
 	require.NoError(t, err)
 	sessions := session.InMemoryService()
@@ -338,40 +335,6 @@ func modelSees(t *testing.T, args map[string]any) map[string]any {
 	var out map[string]any
 	require.NoError(t, json.Unmarshal(b, &out))
 	return out
-}
-
-// stepModel is a scripted model.LLM: each call answers with the next step.
-type stepModel struct {
-	mu    sync.Mutex
-	steps []func(*model.LLMRequest) (*genai.Content, error)
-	n     int
-}
-
-func (m *stepModel) Name() string { return "step-model" }
-
-func (m *stepModel) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
-	return func(yield func(*model.LLMResponse, error) bool) {
-		m.mu.Lock()
-		i := m.n
-		m.n++
-		m.mu.Unlock()
-		if i >= len(m.steps) {
-			yield(nil, fmt.Errorf("step model: unexpected call %d", i+1))
-			return
-		}
-		c, err := m.steps[i](req)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		yield(&model.LLMResponse{Content: c}, nil)
-	}
-}
-
-func (m *stepModel) calls() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.n
 }
 
 // TestRunDefaults runs the README's first command with nothing set but
