@@ -135,10 +135,7 @@ func New(dir string) (*Service, error) {
 // version. It disappears when the version is deleted.
 func (s *Service) Path(appName, userID, sessionID, fileName string, version int64) (string, error) {
 	req := &artifact.LoadRequest{AppName: appName, UserID: userID, SessionID: sessionID, FileName: fileName, Version: version}
-	if err := req.Validate(); err != nil {
-		return "", fmt.Errorf("request validation failed: %w", err)
-	}
-	root, err := s.open()
+	root, err := begin(context.Background(), s, req)
 	if err != nil {
 		return "", err
 	}
@@ -163,24 +160,15 @@ func (s *Service) Path(appName, userID, sessionID, fileName string, version int6
 // artifact, from this or another process, get distinct versions; a save
 // that keeps losing the race for one fails with [ErrVersionConflict].
 func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifact.SaveResponse, error) {
-	if req == nil {
-		return nil, errNilRequest
-	}
-	if err := req.Validate(); err != nil {
-		return nil, fmt.Errorf("request validation failed: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	payload, m, err := split(req.FileName, req.Part)
-	if err != nil {
-		return nil, err
-	}
-	root, err := s.open()
+	root, err := begin(ctx, s, req)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
+	payload, m, err := split(req.FileName, req.Part)
+	if err != nil {
+		return nil, err
+	}
 
 	loc := locate(req.AppName, req.UserID, req.SessionID, req.FileName)
 	tmp, err := stage(root, loc, payload, m)
@@ -197,10 +185,11 @@ func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifac
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		versions, err := versionsOf(root, loc.dir())
+		names, err := readDirNames(root, loc.dir())
 		if err != nil {
 			return nil, fmt.Errorf("fileartifact: save %q: %w", req.FileName, err)
 		}
+		versions := parseVersions(names)
 		next := int64(1)
 		if len(versions) > 0 {
 			next = versions[0] + 1
@@ -211,7 +200,7 @@ func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifac
 		if err == nil {
 			claimed = true
 			syncDir(root, loc.dir())
-			sweep(root, loc.dir(), time.Now().Add(-staleAfter))
+			sweep(root, loc.dir(), names, time.Now().Add(-staleAfter))
 			return &artifact.SaveResponse{Version: next}, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
@@ -225,16 +214,7 @@ func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifac
 // latest version. A missing artifact or version is an error matching
 // fs.ErrNotExist; so is a latest version deleted while Load reads it.
 func (s *Service) Load(ctx context.Context, req *artifact.LoadRequest) (*artifact.LoadResponse, error) {
-	if req == nil {
-		return nil, errNilRequest
-	}
-	if err := req.Validate(); err != nil {
-		return nil, fmt.Errorf("request validation failed: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	root, err := s.open()
+	root, err := begin(ctx, s, req)
 	if err != nil {
 		return nil, err
 	}
@@ -255,16 +235,7 @@ func (s *Service) Load(ctx context.Context, req *artifact.LoadRequest) (*artifac
 // version; any other value deletes that version only. Deleting what does not
 // exist is not an error.
 func (s *Service) Delete(ctx context.Context, req *artifact.DeleteRequest) error {
-	if req == nil {
-		return errNilRequest
-	}
-	if err := req.Validate(); err != nil {
-		return fmt.Errorf("request validation failed: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	root, err := s.open()
+	root, err := begin(ctx, s, req)
 	if err != nil {
 		return err
 	}
@@ -292,16 +263,7 @@ func (s *Service) Delete(ctx context.Context, req *artifact.DeleteRequest) error
 // session's artifacts and of the user's "user:" artifacts, and nil when
 // there are none.
 func (s *Service) List(ctx context.Context, req *artifact.ListRequest) (*artifact.ListResponse, error) {
-	if req == nil {
-		return nil, errNilRequest
-	}
-	if err := req.Validate(); err != nil {
-		return nil, fmt.Errorf("request validation failed: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	root, err := s.open()
+	root, err := begin(ctx, s, req)
 	if err != nil {
 		return nil, err
 	}
@@ -330,16 +292,7 @@ func (s *Service) List(ctx context.Context, req *artifact.ListRequest) (*artifac
 // newest first, as ADK's in-memory service does, and an error matching
 // fs.ErrNotExist when there are none.
 func (s *Service) Versions(ctx context.Context, req *artifact.VersionsRequest) (*artifact.VersionsResponse, error) {
-	if req == nil {
-		return nil, errNilRequest
-	}
-	if err := req.Validate(); err != nil {
-		return nil, fmt.Errorf("request validation failed: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	root, err := s.open()
+	root, err := begin(ctx, s, req)
 	if err != nil {
 		return nil, err
 	}
@@ -360,16 +313,7 @@ func (s *Service) Versions(ctx context.Context, req *artifact.VersionsRequest) (
 // is when the version was saved, in seconds since the Unix epoch; and
 // CanonicalURI is the file:// URL of the version's data file.
 func (s *Service) GetArtifactVersion(ctx context.Context, req *artifact.GetArtifactVersionRequest) (*artifact.GetArtifactVersionResponse, error) {
-	if req == nil {
-		return nil, errNilRequest
-	}
-	if err := req.Validate(); err != nil {
-		return nil, fmt.Errorf("request validation failed: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	root, err := s.open()
+	root, err := begin(ctx, s, req)
 	if err != nil {
 		return nil, err
 	}
@@ -393,6 +337,25 @@ func (s *Service) GetArtifactVersion(ctx context.Context, req *artifact.GetArtif
 }
 
 var errNilRequest = errors.New("request validation failed: nil request")
+
+// begin is how every operation starts: it refuses a nil or invalid request
+// (validated as ADK validates it) and a context already done, then opens the
+// store's root, which the caller closes.
+func begin[T any, R interface {
+	*T
+	Validate() error
+}](ctx context.Context, s *Service, req R) (*os.Root, error) {
+	if req == nil {
+		return nil, errNilRequest
+	}
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("request validation failed: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s.open()
+}
 
 // open opens the store's directory. Every file operation goes through the
 // returned root, so no name can reach outside it, whatever the escaping.
@@ -456,11 +419,10 @@ func split(fileName string, part *genai.Part) ([]byte, []byte, error) {
 // save or delete in progress takes.
 const staleAfter = time.Hour
 
-// sweep removes, best effort, the leftovers in an artifact directory (a
-// version being written or deleted when its process died) last changed
-// before cutoff. Live ones are younger and stay.
-func sweep(root *os.Root, dir string, cutoff time.Time) {
-	names, _ := readDirNames(root, dir)
+// sweep removes, best effort, the leftovers among an artifact directory's
+// entries names (a version being written or deleted when its process died)
+// last changed before cutoff. Live ones are younger and stay.
+func sweep(root *os.Root, dir string, names []string, cutoff time.Time) {
 	for _, n := range names {
 		if !strings.HasPrefix(n, tmpPrefix) && !strings.HasPrefix(n, trashPrefix) {
 			continue
@@ -572,6 +534,12 @@ func versionsOf(root *os.Root, dir string) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseVersions(names), nil
+}
+
+// parseVersions picks the version numbers out of an artifact directory's
+// entries, newest first.
+func parseVersions(names []string) []int64 {
 	var versions []int64
 	for _, n := range names {
 		if v, ok := parseVersion(n); ok {
@@ -580,7 +548,7 @@ func versionsOf(root *os.Root, dir string) ([]int64, error) {
 	}
 	slices.Sort(versions)
 	slices.Reverse(versions)
-	return versions, nil
+	return versions
 }
 
 // resolve turns a requested version into a stored one: version itself when
