@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"sync"
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
@@ -51,6 +52,11 @@ type SkillToolset struct {
 	base      []tool.Tool // ADK's skill tools, wrapped
 	runScript tool.Tool   // nil without an executor
 	runInline tool.Tool   // nil unless inline scripts are on
+
+	// hasScripts' answer for the invocation scriptsInv.
+	scriptsMu  sync.Mutex
+	scriptsInv string
+	scriptsHas bool
 }
 
 // variant is one system instruction and the ADK toolset that adds it with
@@ -164,12 +170,26 @@ func (ts *SkillToolset) wrap(t tool.Tool) (tool.Tool, error) {
 // hasScripts reports whether some skill now has a script the table runs.
 // An error listing the skills counts as no scripts: the catalogue shows
 // the same error through ADK's ProcessRequest.
+//
+// The answer is kept for the invocation it was asked in: Tools and every
+// model request of one invocation then agree, and the skill folders are
+// walked once per invocation, not once per model call.
 func (ts *SkillToolset) hasScripts(ctx context.Context) bool {
 	if ts.runScript == nil {
 		return false
 	}
+	inv := ""
+	if ic, ok := ctx.(interface{ InvocationID() string }); ok {
+		inv = ic.InvocationID()
+	}
+	ts.scriptsMu.Lock()
+	defer ts.scriptsMu.Unlock()
+	if inv != "" && inv == ts.scriptsInv {
+		return ts.scriptsHas
+	}
 	ok, err := anyScripts(ctx, ts.source, ts.table)
-	return err == nil && ok
+	ts.scriptsInv, ts.scriptsHas = inv, err == nil && ok
+	return ts.scriptsHas
 }
 
 // anyScripts reports whether some skill has a file the interpreter table

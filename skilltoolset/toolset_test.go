@@ -6,14 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/adk/model"
+	"google.golang.org/adk/tool/skilltoolset/skill"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/adktest"
 )
 
 var testSkills = fstest.MapFS{
@@ -22,6 +25,9 @@ var testSkills = fstest.MapFS{
 	"docs/SKILL.md":        {Data: []byte("---\nname: docs\ndescription: Only docs.\n---\n")},
 	"docs/references/a.md": {Data: []byte("# a\n")},
 }
+
+// onlyDocsSkills is one skill without scripts (two files).
+var onlyDocsSkills = fstest.MapFS{"docs/SKILL.md": testSkills["docs/SKILL.md"], "docs/references/a.md": testSkills["docs/references/a.md"]}
 
 func toolNames(t *testing.T, ts *SkillToolset) []string {
 	tools, err := ts.Tools(nil)
@@ -57,7 +63,7 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 
 func TestToolsFollowConfiguration(t *testing.T) {
 	local := codeexec.NewLocal()
-	onlyDocs := fstest.MapFS{"docs/SKILL.md": testSkills["docs/SKILL.md"], "docs/references/a.md": testSkills["docs/references/a.md"]}
+	onlyDocs := onlyDocsSkills
 	ruby := codeexec.Interpreters{{Language: "ruby", Extensions: []string{".rb"}, Command: []string{"ruby"}}}
 	rubySkills := fstest.MapFS{"gem/SKILL.md": {Data: []byte("---\nname: gem\ndescription: Ruby.\n---\n")}, "gem/scripts/x.rb": {Data: []byte("puts 1\n")}}
 	cases := []struct {
@@ -139,4 +145,32 @@ func systemText(req *model.LLMRequest) string {
 		}
 	}
 	return b.String()
+}
+
+// countingSource counts how often the skill folders are walked.
+type countingSource struct {
+	skill.Source
+	walks atomic.Int32
+}
+
+func (s *countingSource) ListResources(ctx context.Context, name, dir string) ([]string, error) {
+	s.walks.Add(1)
+	return s.Source.ListResources(ctx, name, dir)
+}
+
+func TestScriptsAreLookedForOncePerInvocation(t *testing.T) {
+	src := &countingSource{Source: NewFSSource(onlyDocsSkills)}
+	ts, err := New(context.Background(), src, WithCodeExecutor(codeexec.NewLocal()))
+	require.NoError(t, err)
+	skills := int32(len(onlyDocsSkills) / 2)
+	for _, inv := range []string{"inv-a", "inv-b"} {
+		before := src.walks.Load()
+		tc, _ := adktest.ToolContext(t, nil, inv)
+		for range 3 { // Tools, then the model requests of one invocation
+			_, err := ts.Tools(tc)
+			require.NoError(t, err)
+			require.NoError(t, ts.ProcessRequest(tc, &model.LLMRequest{}))
+		}
+		assert.Equal(t, skills, src.walks.Load()-before, "%s: one walk of each skill per invocation", inv)
+	}
 }
