@@ -1,7 +1,6 @@
 package codeexec
 
 import (
-	"io"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -28,57 +27,16 @@ var captureBufs = sync.Pool{New: func() any { return new([captureBufBytes]byte) 
 // /proc/sys/fs/pipe-max-size (1 MiB by default).
 const pipeBytes = 1 << 20
 
-// capture is where a captured stream goes: a truncate.Capper fed in large
-// blocks.
-type capture struct {
-	c *truncate.Capper
-}
-
-func newCapture(maxChars int) *capture {
-	return &capture{c: truncate.NewCapper(maxChars)}
-}
-
-// Write feeds p to the capper; it never fails, so the pipe keeps draining.
-func (w *capture) Write(p []byte) (int, error) { return w.c.Write(p) }
-
-// ReadFrom drains r to EOF (or its first error, which is not reported: a
-// pipe closed under the reader because a process that escaped the run
-// holds it ends the stream), handing the capper full buffers.
-func (w *capture) ReadFrom(r io.Reader) (int64, error) {
-	b := captureBufs.Get().(*[captureBufBytes]byte)
-	defer captureBufs.Put(b)
-	buf := b[:]
-	var total int64
-	fill := 0
-	for {
-		n, err := r.Read(buf[fill:])
-		fill += n
-		total += int64(n)
-		if fill == len(buf) || (err != nil && fill > 0) {
-			w.c.Write(buf[:fill])
-			fill = 0
-		}
-		if err != nil {
-			return total, nil
-		}
-	}
-}
-
-// stream freezes the capture into a Stream.
-func (w *capture) stream() Stream {
-	return Stream{Text: w.c.String(), TotalChars: w.c.TotalChars(), Truncated: w.c.Truncated()}
-}
-
 // output is one captured stream of a run: a pipe the pipeline owns, whose
 // write end the child inherits as an *os.File (so os/exec starts no copy
 // goroutine for it and its WaitDelay never closes it), and a reader of
-// ours that drains the read end into a capture until EOF. EOF comes when
+// ours that drains the read end into a truncate.Capper until EOF. EOF comes when
 // every process holding the write end is gone and the pipe is empty,
 // however slow the reader; see drain for the only case where the pipeline
 // stops reading before it.
 type output struct {
 	r    *os.File
-	capt *capture
+	capt *truncate.Capper
 	read atomic.Int64  // bytes read so far
 	done chan struct{} // closed when the reader has returned
 }
@@ -92,14 +50,31 @@ func newOutput(maxChars int) (o *output, w *os.File, err error) {
 		return nil, nil, err
 	}
 	growPipe(r)
-	return &output{r: r, capt: newCapture(maxChars), done: make(chan struct{})}, w, nil
+	return &output{r: r, capt: truncate.NewCapper(maxChars), done: make(chan struct{})}, w, nil
 }
 
-// start reads the pipe to its end in a goroutine of its own.
+// start reads the pipe to its end (or its first error, which is not
+// reported: a pipe closed under the reader because a process that escaped
+// the run holds it ends the stream) in a goroutine of its own, handing the
+// capper full buffers.
 func (o *output) start() {
 	go func() {
 		defer close(o.done)
-		_, _ = o.capt.ReadFrom(countingReader{o.r, &o.read})
+		b := captureBufs.Get().(*[captureBufBytes]byte)
+		defer captureBufs.Put(b)
+		fill := 0
+		for {
+			n, err := o.r.Read(b[fill:])
+			fill += n
+			o.read.Add(int64(n))
+			if fill == len(b) || (err != nil && fill > 0) {
+				_, _ = o.capt.Write(b[:fill])
+				fill = 0
+			}
+			if err != nil {
+				return
+			}
+		}
 	}()
 }
 
@@ -118,7 +93,9 @@ func (o *output) finished() bool {
 func (o *output) close() { _ = o.r.Close() }
 
 // stream freezes what was captured. Call it once the reader has returned.
-func (o *output) stream() Stream { return o.capt.stream() }
+func (o *output) stream() Stream {
+	return Stream{Text: o.capt.String(), TotalChars: o.capt.TotalChars(), Truncated: o.capt.Truncated()}
+}
 
 // Poll bits (the same on every Linux architecture).
 const (
@@ -210,18 +187,6 @@ func drain(outs []*output, idle, hardCap time.Duration) {
 			}
 		}
 	}
-}
-
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (c countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
 }
 
 // growPipe asks for a pipeBytes capacity on f, a pipe.
