@@ -1,13 +1,17 @@
 // Package codeexec defines how adkskills runs a skill's script: the
 // [Executor] contract, the request and result it exchanges, the interpreter
 // table, and two executors: [Local], a plain host subprocess, and [Sandbox],
-// the same pipeline isolated with bubblewrap.
+// the same pipeline isolated with bubblewrap (Linux only).
 //
-// Data flows one way: a tool builds a [Request] (the files of the skill
-// folder, the entry point, argv, stdin), an Executor stages the files in a
-// fresh private workspace, runs the script with bounded streaming capture of
-// its output, collects the files the run wrote, removes the workspace, and
-// returns a [Result]. Nothing in a Result points back into the workspace.
+// Data flows one way: a tool builds a [Request] (the skill folder as an
+// fs.FS, extra files, the entry point, argv, stdin, limits), an Executor
+// stages the folder in a fresh private workspace, runs the script with
+// bounded streaming capture of its output, collects the files the run
+// created or changed, removes the workspace, and returns a [Result]. Nothing
+// in a Result points back into the workspace.
+//
+// Every executor, a third party's included, can prove it keeps the contract
+// with the behaviour suite in codeexec/codeexectest.
 package codeexec
 
 import (
@@ -15,6 +19,8 @@ import (
 	"errors"
 	"io/fs"
 	"time"
+
+	"github.com/adkskills/adkskills/internal/encoding"
 )
 
 // Executor runs one script request. Implementations must be safe for
@@ -23,11 +29,24 @@ import (
 // A script that runs and fails is not an error: Execute returns a Result with
 // a non-zero ExitCode (or TimedOut). Errors are for requests that could not be
 // run at all; callers branch on them with errors.Is and the sentinels below.
+//
+// An executor whose construction can go wrong reports it from an
+// Err() error method, as [Local.Err] and [Sandbox.Err] do; see [ConfigError].
 type Executor interface {
 	Execute(ctx context.Context, req *Request) (*Result, error)
 }
 
-// Defaults used when a Request leaves a limit at its zero value.
+// ConfigError returns e's configuration error: the result of its Err()
+// method when it has one, else nil. skilltoolset.New refuses an executor
+// whose ConfigError is not nil.
+func ConfigError(e Executor) error {
+	if c, ok := e.(interface{ Err() error }); ok {
+		return c.Err()
+	}
+	return nil
+}
+
+// Defaults used when a Request's [Limits] leave a field at its zero value.
 const (
 	// DefaultMaxOutputChars caps each of stdout and stderr, in characters.
 	DefaultMaxOutputChars = 30_000
@@ -39,6 +58,9 @@ const (
 	DefaultMaxOutputFileBytes = 32 << 20
 	// DefaultMaxOutputTotalBytes bounds the bytes of all output files of a run.
 	DefaultMaxOutputTotalBytes = 128 << 20
+	// DefaultMaxSkillBytes bounds the bytes a run stages: the skill folder
+	// and the request's extra files.
+	DefaultMaxSkillBytes = 256 << 20
 	// DefaultWaitDelay bounds how long a process that left the script's
 	// process group (setsid) can keep a finished run open by holding its
 	// output pipes. See WithWaitDelay.
@@ -48,16 +70,19 @@ const (
 // Sentinel errors returned (wrapped) by executors.
 var (
 	// ErrInvalidRequest: the request itself is malformed (a file path that
-	// escapes the skill root, a script that is not among the files, a nil
-	// request), or an option the executor was built with is invalid (the
-	// constructors do not fail; Execute reports it).
+	// escapes the skill root, a script that is not among the files, an
+	// extra file that would replace one of the skill's, a nil request).
 	ErrInvalidRequest = errors.New("codeexec: invalid request")
+	// ErrInvalidConfig: the executor was built with an invalid option value.
+	// Its Err method and every Execute report it.
+	ErrInvalidConfig = errors.New("codeexec: invalid configuration")
 	// ErrUnsupportedScript: no interpreter is configured for the script's
 	// extension or the requested language.
 	ErrUnsupportedScript = errors.New("codeexec: unsupported script type")
 	// ErrWorkspace: the private workspace could not be created or staged.
 	ErrWorkspace = errors.New("codeexec: workspace")
-	// ErrStart: the interpreter could not be found or started.
+	// ErrStart: the interpreter could not be found or started, or this
+	// platform cannot run scripts with this executor.
 	ErrStart = errors.New("codeexec: start")
 	// ErrSandboxUnavailable: the sandbox cannot isolate on this machine;
 	// the run did not happen (a Sandbox never falls back to running
@@ -68,16 +93,16 @@ var (
 // Encodings a File may declare for its Data.
 const (
 	// EncodingRaw (the zero value): Data holds the file's bytes.
-	EncodingRaw = ""
+	EncodingRaw = encoding.Raw
 	// EncodingUTF8: Data holds the bytes of UTF-8 text, taken as is.
-	EncodingUTF8 = "utf-8"
+	EncodingUTF8 = encoding.UTF8
 	// EncodingBase64: Data holds standard base64 of the file's bytes (remote
 	// executors that return files inside JSON use this).
-	EncodingBase64 = "base64"
+	EncodingBase64 = encoding.Base64
 )
 
-// File is one file of a skill folder (in a Request) or one file a run wrote
-// (in a Result).
+// File is one file held in memory: an extra file of a Request (an input, an
+// inline script) or one file a run wrote (in a Result).
 type File struct {
 	// Path is relative to the skill root, with "/" separators, e.g.
 	// "scripts/report.py" or "dist/report.zip". Never absolute, never "..".
@@ -93,50 +118,17 @@ type File struct {
 }
 
 // OmittedFile is an output file the run wrote that the Result leaves out,
-// with the reason (a limit, a symlink, an unreadable entry).
+// with the reason (a limit, a symlink, an unreadable entry). Reasons never
+// name a host path.
 //
 // Result.Omitted lists at most a thousand entries; when a run leaves out
 // more, one last entry with an empty Path counts the rest in its Reason and
-// sums their Size.
+// sums their Size. An entry with Path "." concerns the skill root itself (a
+// script that replaced its working directory: nothing of it is returned).
 type OmittedFile struct {
 	Path   string
 	Size   int64
 	Reason string
-}
-
-// OutputLimits bounds the output files one run returns. A zero field means
-// its Default constant.
-type OutputLimits struct {
-	MaxFiles      int
-	MaxFileBytes  int64
-	MaxTotalBytes int64
-}
-
-// Request is one script run.
-type Request struct {
-	// Files is the skill folder to stage, byte for byte (binary included).
-	// Local and Sandbox stage Data as is: a file declaring EncodingBase64
-	// is an invalid request (decode it first).
-	Files []File
-	// Script is the entry point, relative to the skill root ("scripts/x.py");
-	// it must be one of Files.
-	Script string
-	// Interpreter runs Script. Nil: the executor chooses by Script's
-	// extension from its interpreter table.
-	Interpreter *Interpreter
-	// Args are passed as argv after the script path, never through a shell.
-	Args []string
-	// Stdin is the script's standard input. Nil: an empty stdin.
-	Stdin []byte
-	// Env is added to the allowlisted environment (and wins over it).
-	Env map[string]string
-	// Timeout is the wall-clock limit; zero means DefaultTimeout.
-	Timeout time.Duration
-	// MaxOutputChars caps stdout and stderr each, in characters; zero or
-	// negative means DefaultMaxOutputChars.
-	MaxOutputChars int
-	// Limits bounds the output files returned.
-	Limits OutputLimits
 }
 
 // Stream is one captured output stream, already capped.
@@ -163,7 +155,9 @@ type Result struct {
 	// Stdout and Stderr are the capped streams.
 	Stdout, Stderr Stream
 	// Files are the regular files the run created or modified under the
-	// skill root, sorted by Path, with raw bytes.
+	// skill root, sorted by Path, with raw bytes. Files of the request
+	// (the skill's and the extra ones) that the run left unchanged are not
+	// among them.
 	Files []File
 	// Omitted are the files the run wrote that Files leaves out, and why.
 	Omitted []OmittedFile

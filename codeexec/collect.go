@@ -1,149 +1,170 @@
 package codeexec
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
-	"syscall"
+	"unicode/utf8"
 )
 
-// maxOmittedListed bounds Result.Omitted: a run that writes more files than
-// that gets one more entry, with an empty Path, counting the rest.
-const maxOmittedListed = 1000
+// Bounds of one collection walk: however many entries and however deep a
+// script nests its folders, the walk, the Result and the model's response
+// stay bounded.
+const (
+	// maxOmittedListed bounds Result.Omitted: a run that writes more files
+	// than that gets one more entry, with an empty Path, counting the rest.
+	maxOmittedListed = 1000
+	// maxWalkEntries is how many entries (files and folders) one walk
+	// looks at; past it the walk stops and says so.
+	maxWalkEntries = 100_000
+	// maxWalkDepth is how deep the walk descends below the skill root.
+	maxWalkDepth = 64
+	// maxOutputPathBytes bounds the path of an output file; a longer one is
+	// omitted (its name would swamp the response), listed cut short.
+	maxOutputPathBytes = 1024
+)
 
-// snapshot is the skill root before the run: the content of every staged
-// file by path. A file is an output when it is not in the snapshot or its
-// content differs: comparing bytes, not size and mtime, catches a rewrite
-// within the file system's timestamp granularity.
-type snapshot map[string][]byte
+// reasonReplaced is the Omitted reason when the script replaced its working
+// directory (renamed it away, put a link or another folder in its place):
+// nothing of it is collected.
+const reasonReplaced = "the skill root was replaced: nothing from it was saved"
 
-// snapshotOf records what staging wrote for req.
-func snapshotOf(req *Request) snapshot {
-	s := make(snapshot, len(req.Files))
-	for _, f := range req.Files {
-		s[f.Path] = f.Data
-	}
-	return s
+// collect returns the regular files under the skill root, opened as root
+// before the run, that the run created or changed, sorted by path and
+// within lim, and the entries it left out with the reason. Every level of
+// the walk and every file is opened relative to the handle of its parent
+// without following symbolic links, so a link the script planted (to
+// /etc/passwd, to /proc/self, to another run's workspace), at any depth, is
+// reported in the omitted list and never read. Files are taken in the
+// walk's order (each folder's entries by name, depth first), so the same
+// tree always gives the same files when a limit is reached. Reasons never
+// name a host path.
+func collect(root dirHandle, snap snapshot, lim FileLimits) ([]File, []OmittedFile) {
+	w := &walker{snap: snap, lim: lim}
+	w.walk(root, "", 0)
+	slices.SortFunc(w.files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	return w.files, w.om.list()
 }
 
-// candidate is a regular file the run created or changed.
-type candidate struct {
-	path string
-	info fs.FileInfo // from Lstat during the walk
-	data []byte      // already read (a staged file compared), or nil
+// walker walks one skill root, collecting as it goes.
+type walker struct {
+	om      omissions
+	snap    snapshot
+	lim     FileLimits
+	files   []File
+	total   int64 // bytes of files
+	entries int
+	stopped bool
 }
 
-// collect returns the regular files under skillDir that the run created or
-// changed, sorted by path and within lim, and the entries it left out with
-// the reason. It reads through an os.Root on skillDir and never follows a
-// symbolic link: a link the script planted (to /etc/passwd, to a file or a
-// directory outside) is reported in the omitted list, not read.
-func collect(skillDir string, snap snapshot, lim OutputLimits) ([]File, []OmittedFile) {
-	var om omissions
-	root, err := os.OpenRoot(skillDir)
+// walk visits dir, whose path below the skill root is rel ("" for the
+// root), depth levels down.
+func (w *walker) walk(dir dirHandle, rel string, depth int) {
+	names, err := dir.names()
 	if err != nil {
-		om.add(OmittedFile{Path: ".", Reason: fmt.Sprintf("skill root unreadable: %v", err)})
-		return nil, om.list()
+		w.om.add(OmittedFile{Path: orDot(rel), Reason: "unreadable folder: " + errText(err)})
+		return
 	}
-	defer root.Close()
-
-	var cands []candidate
-	_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p != "." {
-				om.add(OmittedFile{Path: p, Reason: fmt.Sprintf("unreadable: %v", unwrapPathError(err))})
+	slices.Sort(names)
+	for _, name := range names {
+		if w.entries++; w.entries > maxWalkEntries {
+			if !w.stopped {
+				w.stopped = true
+				w.om.add(OmittedFile{Path: orDot(rel), Reason: fmt.Sprintf("the walk stopped after %d entries: the rest was not looked at", maxWalkEntries)})
 			}
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+			return
 		}
-		switch t := d.Type(); {
-		case t.IsDir():
-			return nil
-		case t&fs.ModeSymlink != 0:
-			om.add(OmittedFile{Path: p, Reason: "symbolic link: not followed"})
-			return nil
-		case !t.IsRegular():
-			om.add(OmittedFile{Path: p, Reason: fmt.Sprintf("not a regular file (%v)", t.Type())})
-			return nil
+		p := name
+		if rel != "" {
+			p = rel + "/" + name
 		}
-		info, err := d.Info()
+		info, err := dir.lstat(name)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				om.add(OmittedFile{Path: p, Reason: fmt.Sprintf("unreadable: %v", unwrapPathError(err))})
+				w.om.add(OmittedFile{Path: shortPath(p), Reason: "unreadable: " + errText(err)})
 			}
-			return nil
-		}
-		c := candidate{path: p, info: info}
-		if orig, staged := snap[p]; staged && info.Size() == int64(len(orig)) {
-			data, err := readRegular(root, p, info, info.Size())
-			if err == nil && bytes.Equal(data, orig) {
-				return nil // unchanged
-			}
-			c.data = data // nil on error: read again below, which reports it
-		}
-		cands = append(cands, c)
-		return nil
-	})
-
-	slices.SortFunc(cands, func(a, b candidate) int { return strings.Compare(a.path, b.path) })
-	lim = lim.withDefaults()
-	var files []File
-	var total int64
-	for _, c := range cands {
-		size := c.info.Size()
-		switch {
-		case size > lim.MaxFileBytes:
-			om.add(OmittedFile{Path: c.path, Size: size, Reason: fmt.Sprintf("larger than the %d-byte limit per file", lim.MaxFileBytes)})
-			continue
-		case len(files) >= lim.MaxFiles:
-			om.add(OmittedFile{Path: c.path, Size: size, Reason: fmt.Sprintf("over the limit of %d files per run", lim.MaxFiles)})
-			continue
-		case total+size > lim.MaxTotalBytes:
-			om.add(OmittedFile{Path: c.path, Size: size, Reason: fmt.Sprintf("over the %d-byte limit for all files of a run", lim.MaxTotalBytes)})
 			continue
 		}
-		data := c.data
-		if data == nil {
-			var err error
-			data, err = readRegular(root, c.path, c.info, min(lim.MaxFileBytes, lim.MaxTotalBytes-total))
-			if err != nil {
-				om.add(OmittedFile{Path: c.path, Size: size, Reason: err.Error()})
+		switch t := info.Mode().Type(); {
+		case t.IsDir():
+			if depth+1 >= maxWalkDepth {
+				w.om.add(OmittedFile{Path: shortPath(p), Reason: fmt.Sprintf("folder nested deeper than %d levels: not looked at", maxWalkDepth)})
 				continue
 			}
+			sub, err := dir.openDir(name)
+			if err != nil {
+				w.om.add(OmittedFile{Path: shortPath(p), Reason: "unreadable folder: " + errText(err)})
+				continue
+			}
+			w.walk(sub, p, depth+1)
+			sub.close()
+		case t&fs.ModeSymlink != 0:
+			w.om.add(OmittedFile{Path: shortPath(p), Reason: "symbolic link: not followed"})
+		case !t.IsRegular():
+			w.om.add(OmittedFile{Path: shortPath(p), Reason: fmt.Sprintf("not a regular file (%v)", t)})
+		default:
+			w.file(dir, name, p, info)
 		}
-		total += int64(len(data))
-		files = append(files, File{Path: c.path, Data: data, Mode: c.info.Mode().Perm()})
 	}
-	return files, om.list()
 }
 
-// readRegular reads the regular file p of root, which the walk saw as info,
-// reading at most max bytes. It fails when p is no longer that file (a
-// symbolic link or another file swapped in) or grew past max.
-func readRegular(root *os.Root, p string, info fs.FileInfo, max int64) ([]byte, error) {
-	// O_NONBLOCK: a named pipe swapped in cannot block the open.
-	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+// file takes the regular file name of dir (at p, seen as info) when the run
+// created or changed it and it fits the limits.
+func (w *walker) file(dir dirHandle, name, p string, info fs.FileInfo) {
+	size := info.Size()
+	same, data := w.snap.unchanged(p, idOf(info), info, func() ([]byte, error) {
+		return readRegular(dir, name, info, size)
+	})
+	lim := w.lim
+	switch {
+	case same:
+		return
+	case len(p) > maxOutputPathBytes:
+		w.om.add(OmittedFile{Path: shortPath(p), Size: size, Reason: fmt.Sprintf("path longer than %d bytes: not saved", maxOutputPathBytes)})
+		return
+	case size > lim.MaxFileBytes:
+		w.om.add(OmittedFile{Path: p, Size: size, Reason: fmt.Sprintf("larger than the %d-byte limit per file", lim.MaxFileBytes)})
+		return
+	case len(w.files) >= lim.MaxFiles:
+		w.om.add(OmittedFile{Path: p, Size: size, Reason: fmt.Sprintf("over the limit of %d files per run", lim.MaxFiles)})
+		return
+	case w.total+size > lim.MaxTotalBytes:
+		w.om.add(OmittedFile{Path: p, Size: size, Reason: fmt.Sprintf("over the %d-byte limit for all files of a run", lim.MaxTotalBytes)})
+		return
+	}
+	if data == nil {
+		var err error
+		if data, err = readRegular(dir, name, info, min(lim.MaxFileBytes, lim.MaxTotalBytes-w.total)); err != nil {
+			w.om.add(OmittedFile{Path: p, Size: size, Reason: err.Error()})
+			return
+		}
+	}
+	w.total += int64(len(data))
+	w.files = append(w.files, File{Path: p, Data: data, Mode: info.Mode().Perm()})
+}
+
+// readRegular reads the regular file name of dir, which the walk saw as
+// info, reading at most max bytes. It fails when name is no longer that file
+// (a symbolic link or another file swapped in) or grew past max.
+func readRegular(dir dirHandle, name string, info fs.FileInfo, max int64) ([]byte, error) {
+	f, err := dir.openFile(name)
 	if err != nil {
-		return nil, fmt.Errorf("unreadable: %v", unwrapPathError(err))
+		return nil, fmt.Errorf("unreadable: %s", errText(err))
 	}
 	defer f.Close()
-	got, err := f.Stat()
+	got, err := statFile(f)
 	if err != nil {
-		return nil, fmt.Errorf("unreadable: %v", unwrapPathError(err))
+		return nil, fmt.Errorf("unreadable: %s", errText(err))
 	}
-	if !got.Mode().IsRegular() || !os.SameFile(got, info) {
+	if !got.Mode().IsRegular() || idOf(got) != idOf(info) {
 		return nil, fmt.Errorf("replaced while being collected")
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, fmt.Errorf("unreadable: %v", unwrapPathError(err))
+		return nil, fmt.Errorf("unreadable: %s", errText(err))
 	}
 	if int64(len(data)) > max {
 		return nil, fmt.Errorf("grew past %d bytes while being collected", max)
@@ -151,28 +172,34 @@ func readRegular(root *os.Root, p string, info fs.FileInfo, max int64) ([]byte, 
 	return data, nil
 }
 
-// unwrapPathError drops the *PathError wrapper, whose path is a host path
-// inside the workspace.
-func unwrapPathError(err error) error {
+// errText is err's message without the host path a *PathError carries.
+func errText(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return pe.Err
+		err = pe.Err
 	}
-	return err
+	return err.Error()
 }
 
-// withDefaults replaces zero limits by their Default constants.
-func (l OutputLimits) withDefaults() OutputLimits {
-	if l.MaxFiles == 0 {
-		l.MaxFiles = DefaultMaxOutputFiles
+// orDot is rel, or "." for the skill root.
+func orDot(rel string) string {
+	if rel == "" {
+		return "."
 	}
-	if l.MaxFileBytes == 0 {
-		l.MaxFileBytes = DefaultMaxOutputFileBytes
+	return rel
+}
+
+// shortPath cuts p to maxOutputPathBytes at a character boundary, marking
+// the cut with "…".
+func shortPath(p string) string {
+	if len(p) <= maxOutputPathBytes {
+		return p
 	}
-	if l.MaxTotalBytes == 0 {
-		l.MaxTotalBytes = DefaultMaxOutputTotalBytes
+	cut := maxOutputPathBytes
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
+		cut--
 	}
-	return l
+	return p[:cut] + "…"
 }
 
 // omissions accumulates omitted entries, listing at most maxOmittedListed.

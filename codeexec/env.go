@@ -48,20 +48,6 @@ func buildEnv(d dirs, hostPATH string, layers ...map[string]string) []string {
 	return env
 }
 
-// CheckEnv reports an environment variable that cannot be passed to a
-// process: an empty name, a name with '=' or NUL, a value with NUL.
-func CheckEnv(name, value string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("empty environment variable name")
-	case strings.ContainsAny(name, "=\x00"):
-		return fmt.Errorf("environment variable name %q contains '=' or NUL", name)
-	case strings.ContainsRune(value, 0):
-		return fmt.Errorf("environment variable %q: value contains NUL", name)
-	}
-	return nil
-}
-
 // lookupEnv returns the last value of name in env ("K=V" entries).
 func lookupEnv(env []string, name string) (string, bool) {
 	for i := len(env) - 1; i >= 0; i-- {

@@ -5,13 +5,14 @@ package codeexec
 // One Execute is always the same sequence; only step 5 differs between
 // executors, and it is the only thing a launcher provides:
 //
-//  1. validate the request (paths, script among Files, env, limits) and the
-//     executor's configuration                      -> ErrInvalidRequest
+//  1. the executor's configuration                  -> ErrInvalidConfig
+//     and the request (paths, env, limits)          -> ErrInvalidRequest
 //  2. choose the interpreter (req.Interpreter, else the table by extension)
 //                                                   -> ErrUnsupportedScript
 //  3. create a fresh private workspace (see workspace: a 0700 root the
-//     child never sees, holding the part it does) and stage the files into
-//     it                                            -> ErrWorkspace
+//     child never sees, holding the part it does) and stage the skill
+//     folder (streamed from req.Skill) and the extra files into it, keeping
+//     a record of each (see snapshot)               -> ErrWorkspace
 //     (removed by a defer on every path: success, failure, timeout,
 //     cancellation, staging error)
 //  4. build the child's environment from the allowlist and resolve the
@@ -19,13 +20,16 @@ package codeexec
 //                                                   -> ErrStart
 //  5. launcher.prepare(ws), then launcher.command(ctx, plan)  <- THE SEAM
 //     (and, after step 6's run, launcher.finish(res) if it has one)
-//  6. the pipeline wires the *exec.Cmd: Stdin, Stdout/Stderr (the write
+//  6. the pipeline opens the skill root (a handle taken before the child
+//     exists), wires the *exec.Cmd: Stdin, Stdout/Stderr (the write
 //     ends of pipes it owns, read into streaming cappers by its own
 //     goroutines), its own process group, Cancel (SIGKILL the group),
 //     WaitDelay; then Start (failure -> ErrStart), wait, kill the group
-//     again as soon as the leader exits, read the output to its end (see
-//     run and drain), snapshot-diff the skill root and collect output
-//     files through os.Root.
+//     again as soon as the leader exits, reap and wait until no member of
+//     the group is left, read the output to its end (see run and drain),
+//     and, if the skill root is still the directory it opened, walk it
+//     from that handle without following links (see collect) and keep
+//     what the run created or changed.
 //
 // # The seam
 //
@@ -35,10 +39,10 @@ package codeexec
 // Stdin, Stdout, Stderr, Cancel, WaitDelay or SysProcAttr.PidFD (the
 // pipeline owns them and overwrites them), and must not start the command.
 // It may set Path, Args, Env, Dir, ExtraFiles and SysProcAttr; the pipeline
-// merges into the SysProcAttr it returns (it sets Setpgid and Pgid=0,
-// keeping e.g. Credential), so a launcher must not set Setsid, Setctty or
-// Foreground on the returned command (the group kill depends on the child
-// leading its own process group).
+// merges into the SysProcAttr it returns (it sets Setpgid and Pgid=0 and,
+// on Linux, Pdeathsig and PidFD, keeping e.g. Credential), so a launcher
+// must not set Setsid, Setctty or Foreground on the returned command (the
+// group kill depends on the child leading its own process group).
 //
 //	type launcher interface {
 //		prepare(ws *workspace) error
@@ -56,9 +60,10 @@ package codeexec
 // A launcher may also implement finisher: finish(res) is then called once
 // for every command it returned, after the run (res nil when the command
 // did not start), before output files are collected. It closes what command
-// kept open (ExtraFiles), and may return an error instead of the result: a
-// sandbox whose setup failed returns ErrSandboxUnavailable rather than the
-// exit status of its own failure.
+// kept open (ExtraFiles), waits for whatever of the run the process group
+// does not hold (a sandbox's PID namespace), and may return an error instead
+// of the result: a sandbox whose setup failed returns ErrSandboxUnavailable
+// rather than the exit status of its own failure.
 //
 // command receives the plan: host paths of the workspace (p.ws.root,
 // p.ws.dir, p.ws.skill, p.ws.home, p.ws.tmp; a launcher shows the child
@@ -66,18 +71,18 @@ package codeexec
 // absolute host path of the interpreter, then the rest of Interpreter.Command,
 // then the script path relative to the skill root, then req.Args), and the
 // environment (p.env) built with the host paths. A launcher that shows the
-// workspace to the child at other paths rebuilds the environment with
-// p.envAt(dirs{skill: ..., home: ..., tmp: ...}) and sets the child's cwd to
-// its view of the skill root; argv needs no rewriting because the script path
-// is relative to the cwd. The Local launcher is the identity:
+// workspace to the child at another path rebuilds the environment with
+// p.envAt(p.ws.under(base)) and sets the child's cwd to its view of the
+// skill root; argv needs no rewriting because the script path is relative
+// to the cwd. The Local launcher is the identity:
 // exec.CommandContext(ctx, p.argv[0], p.argv[1:]...) with Dir = p.ws.skill
 // and Env = p.env.
 //
 // Process-tree kill: the pipeline kills the child's process group
 // (kill(-pgid, SIGKILL)) when the context is done, as soon as the group
-// leader exits (observed with waitid(WNOWAIT) on its pidfd, without reaping
-// it) and once more after Wait, so background children die with the run
-// and do not hold its pipes. The output is then read to EOF, however long
+// leader exits (observed without reaping it: waitid(WNOWAIT) on its pidfd
+// on Linux, a kqueue NOTE_EXIT on the BSDs and macOS) and once more after
+// Wait, so background children die with the run and do not hold its pipes. The output is then read to EOF, however long
 // a loaded reader takes to drain the pipes. A process that leaves the group
 // (setsid, setpgid) escapes that kill and survives; if it holds an output
 // pipe, the pipeline closes the pipe once it has had nothing to read for
@@ -86,8 +91,8 @@ package codeexec
 // leader: bwrap --unshare-pid --die-with-parent) gets it for free, because
 // the pipeline kills the leader.
 //
-// A shared behaviour suite for executors lives in conformance_test.go:
-// runConformance(t, newExecutor) runs every case an executor must pass.
+// The behaviour every executor must have is the suite in
+// codeexec/codeexectest.
 //
 // # Sharing configuration
 //
@@ -107,11 +112,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync/atomic"
-	"syscall"
 	"time"
-	"unsafe"
 )
 
 // launcher is the seam between the shared pipeline and an executor: it
@@ -128,35 +130,10 @@ type launcher interface {
 // finisher is implemented by a launcher that must look at a run after it
 // (see the comment at the top of this file).
 type finisher interface {
-	// finish releases what command kept for the run and may turn its
-	// result into an error. res is nil when the run did not start.
+	// finish releases what command kept for the run, waits for what is
+	// left of it, and may turn its result into an error. res is nil when
+	// the run did not start.
 	finish(res *Result) error
-}
-
-// workspace is one run's private directory tree on the host:
-//
-//	root          made 0700 by os.MkdirTemp under the executor's workspace
-//	              directory; the agent's, never shown to the child
-//	root/w        dir: the child's part (a Sandbox hands it to the
-//	              sandbox user and binds it at /workspace)
-//	root/w/skill  the staged skill folder; the child's cwd
-//	root/w/home   the child's HOME
-//	root/w/tmp    the child's TMPDIR
-//
-// The two levels keep a run private whatever the child does to its part:
-// a script that makes dir or skill 0777 still does not let another host
-// user in, because they cannot enter root.
-type workspace struct {
-	root  string // the private directory (0700), removed after the run
-	dir   string // root/w: everything the child may see and own
-	skill string // root/w/skill: the staged skill folder; the child's cwd
-	home  string // root/w/home: the child's HOME
-	tmp   string // root/w/tmp: the child's TMPDIR
-}
-
-// dirs are the paths the child sees for the skill root, HOME and TMPDIR.
-type dirs struct {
-	skill, home, tmp string
 }
 
 // plan is everything a launcher needs to build the command.
@@ -169,7 +146,7 @@ type plan struct {
 	// script is the script path relative to the skill root.
 	script string
 	// env is the child's environment ("K=V", sorted), built with the host
-	// paths of the workspace: envAt(dirs{ws.skill, ws.home, ws.tmp}).
+	// paths of the workspace: envAt(ws.under(ws.dir)).
 	env []string
 	// layers are the environment additions above the allowlist, lowest
 	// precedence first (host pass-through, WithEnv, req.Env).
@@ -186,12 +163,13 @@ func (p *plan) envAt(d dirs) []string {
 
 // execute runs req through the shared pipeline with l starting the child.
 func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Result, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.err(); err != nil {
 		return nil, err
 	}
-	if err := validateRequest(req); err != nil {
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	lim := req.Limits.WithDefaults()
 	in, err := cfg.interpreterFor(req)
 	if err != nil {
 		return nil, err
@@ -200,12 +178,13 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 		return nil, err
 	}
 
-	ws, err := newWorkspace(cfg.workspaceParent())
+	ws, err := newWorkspace(cfg.workspaceParent(), req.skillName())
 	if err != nil {
 		return nil, err
 	}
 	defer ws.remove()
-	if err := ws.stage(req); err != nil {
+	snap, err := ws.stage(req, lim.MaxSkillBytes)
+	if err != nil {
 		return nil, err
 	}
 	if err := l.prepare(ws); err != nil {
@@ -214,22 +193,25 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 		}
 		return nil, err
 	}
-	snap := snapshotOf(req)
+	// The handle the output files are read through, taken before the
+	// child exists: whatever the script does to the path, the walk starts
+	// from the folder that was staged.
+	root, err := openDirHandle(ws.skill)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)
+	}
+	defer root.close()
 
 	p := &plan{ws: ws, script: req.Script, hostPATH: os.Getenv("PATH")}
 	p.layers = append(p.layers, cfg.passed(), cfg.env, req.Env)
-	p.env = p.envAt(dirs{skill: ws.skill, home: ws.home, tmp: ws.tmp})
+	p.env = p.envAt(ws.under(ws.dir))
 	prefix, err := resolveInterpreter(in.Command, p.env, ws.skill)
 	if err != nil {
 		return nil, err
 	}
 	p.argv = append(append(append(prefix, in.Command[1:]...), req.Script), req.Args...)
 
-	timeout := req.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	runCtx, cancel := context.WithTimeout(ctx, lim.Timeout)
 	defer cancel()
 	cmd, err := l.command(runCtx, p)
 	if err != nil {
@@ -243,7 +225,7 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 	if cmd.Cancel == nil {
 		err = fmt.Errorf("%w: launcher did not use exec.CommandContext", ErrStart)
 	} else {
-		res, err = run(cmd, req, cfg.waitDelayOrDefault())
+		res, err = run(cmd, req.Stdin, lim.MaxOutputChars, cfg.waitDelayOrDefault())
 	}
 	if f, ok := l.(finisher); ok {
 		if ferr := f.finish(res); ferr != nil && err == nil {
@@ -253,8 +235,21 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	res.Files, res.Omitted = collect(ws.skill, snap, req.Limits)
+	res.Files, res.Omitted = collectFrom(ws.skill, root, snap, lim.Output)
 	return res, nil
+}
+
+// collectFrom collects the output files from root, the skill root's handle,
+// when the path skill still names that directory; a root the script
+// replaced (renamed away, or swapped for a link or another folder) yields
+// nothing but the omission that says so.
+func collectFrom(skill string, root dirHandle, snap snapshot, lim FileLimits) ([]File, []OmittedFile) {
+	now, err := os.Lstat(skill)
+	was, err2 := root.stat()
+	if err != nil || err2 != nil || !now.IsDir() || idOf(now) != idOf(was) {
+		return nil, []OmittedFile{{Path: ".", Reason: reasonReplaced}}
+	}
+	return collect(root, snap, lim)
 }
 
 // run wires cmd (stdio, process group, cancellation), runs it to the end and
@@ -266,14 +261,10 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 // been killed, drain keeps reading until EOF, which comes as soon as the
 // pipes are empty since no writer is left, so a reader that lags on a
 // loaded machine never loses the end of a run's output. cmd.WaitDelay
-// still bounds the copy of req.Stdin (the only goroutine os/exec starts)
+// still bounds the copy of stdin (the only goroutine os/exec starts)
 // and the wait for the leader after a cancellation; drain gives up on a
 // pipe only when a process that escaped the group holds it.
-func run(cmd *exec.Cmd, req *Request, waitDelay time.Duration) (*Result, error) {
-	maxChars := req.MaxOutputChars
-	if maxChars <= 0 {
-		maxChars = DefaultMaxOutputChars
-	}
+func run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration) (*Result, error) {
 	stdout, outW, err := newOutput(maxChars)
 	if err != nil {
 		return nil, fmt.Errorf("%w: stdout pipe: %w", ErrStart, err)
@@ -286,22 +277,16 @@ func run(cmd *exec.Cmd, req *Request, waitDelay time.Duration) (*Result, error) 
 	}
 	defer stderr.close()
 	cmd.Stdin = nil // the null device: an empty stdin
-	if len(req.Stdin) > 0 {
-		cmd.Stdin = bytes.NewReader(req.Stdin)
+	if len(stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(stdin)
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Pgid = true, 0
-	pidfd := -1
-	cmd.SysProcAttr.PidFD = &pidfd
-
+	g := newProcGroup(cmd)
 	var killed atomic.Bool
 	cmd.Cancel = func() error {
 		killed.Store(true)
-		killGroup(cmd.Process.Pid)
+		killTree(cmd)
 		return nil
 	}
 	cmd.WaitDelay = waitDelay
@@ -313,133 +298,36 @@ func run(cmd *exec.Cmd, req *Request, waitDelay time.Duration) (*Result, error) 
 	outW.Close()
 	errW.Close()
 	if err != nil {
-		if pidfd >= 0 {
-			syscall.Close(pidfd)
-		}
+		g.abort()
 		return nil, fmt.Errorf("%w: %s: %w", ErrStart, cmd.Path, err)
 	}
 	stdout.start()
 	stderr.start()
-	pid := cmd.Process.Pid
-	go killGroupWhenLeaderExits(pid, pidfd)
+	g.started(cmd.Process.Pid)
 
 	waitErr := cmd.Wait()
-	killGroup(pid) // stragglers that closed their pipes but kept running
+	g.finish() // stragglers that closed their pipes but kept running
 	drain([]*output{stdout, stderr}, waitDelay, drainCapWaitDelays*waitDelay)
 	dur := time.Since(start)
 
-	res := &Result{
+	if cmd.ProcessState == nil {
+		return nil, fmt.Errorf("%w: wait: %w", ErrStart, waitErr)
+	}
+	return &Result{
+		ExitCode: exitCode(cmd.ProcessState),
 		TimedOut: killed.Load(),
 		Duration: dur,
 		Stdout:   stdout.stream(),
 		Stderr:   stderr.stream(),
-	}
-	switch st := cmd.ProcessState; {
-	case st == nil:
-		return nil, fmt.Errorf("%w: wait: %w", ErrStart, waitErr)
-	default:
-		res.ExitCode = exitCode(st)
-	}
-	return res, nil
-}
-
-// exitCode is the shell's view of st: the exit status, or 128+n for a death
-// by signal n.
-func exitCode(st *os.ProcessState) int {
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return st.ExitCode()
-}
-
-// killGroup sends SIGKILL to the process group pgid. A group that no longer
-// exists is not an error.
-func killGroup(pgid int) {
-	if pgid > 0 {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
-}
-
-// killGroupWhenLeaderExits blocks until the group leader pid has exited,
-// without reaping it (cmd.Wait does that), then kills its group: background
-// children of a script that has finished die at once instead of holding the
-// output pipes until WaitDelay. pidfd is the leader's pidfd (closed here), or
-// -1 where pidfds do not work.
-func killGroupWhenLeaderExits(pid, pidfd int) {
-	const (
-		pP      = 1 // P_PID
-		pPIDFD  = 3 // P_PIDFD
-		wNOWAIT = 0x1000000
-	)
-	idtype, id := pP, pid
-	if pidfd >= 0 {
-		idtype, id = pPIDFD, pidfd
-		defer syscall.Close(pidfd)
-	}
-	var info [128]byte // siginfo_t
-	for {
-		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, uintptr(idtype), uintptr(id),
-			uintptr(unsafe.Pointer(&info)), syscall.WEXITED|wNOWAIT, 0, 0)
-		switch {
-		case errno == syscall.EINTR:
-			continue
-		case errno == 0 || errno == syscall.ECHILD:
-			// Exited (or already reaped by cmd.Wait).
-			killGroup(pid)
-		case idtype == pPIDFD:
-			// waitid cannot take this pidfd (an old kernel): wait by pid.
-			idtype, id = pP, pid
-			continue
-		}
-		// Any other error: leave the group to the kill after cmd.Wait.
-		return
-	}
+	}, nil
 }
 
 // isSentinel reports whether err already wraps one of the package sentinels.
 func isSentinel(err error) bool {
-	for _, s := range []error{ErrInvalidRequest, ErrUnsupportedScript, ErrWorkspace, ErrStart, ErrSandboxUnavailable} {
+	for _, s := range []error{ErrInvalidRequest, ErrInvalidConfig, ErrUnsupportedScript, ErrWorkspace, ErrStart, ErrSandboxUnavailable} {
 		if errors.Is(err, s) {
 			return true
 		}
 	}
 	return false
-}
-
-// newWorkspace creates a fresh private workspace under parent.
-func newWorkspace(parent string) (*workspace, error) {
-	root, err := os.MkdirTemp(parent, "adkskills-run-")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)
-	}
-	dir := filepath.Join(root, "w")
-	ws := &workspace{
-		root:  root,
-		dir:   dir,
-		skill: filepath.Join(dir, "skill"),
-		home:  filepath.Join(dir, "home"),
-		tmp:   filepath.Join(dir, "tmp"),
-	}
-	for _, d := range []string{ws.dir, ws.skill, ws.home, ws.tmp} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			ws.remove()
-			return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)
-		}
-	}
-	return ws, nil
-}
-
-// remove deletes the workspace, making directories the script left
-// unwritable writable again when a first attempt fails.
-func (ws *workspace) remove() {
-	if os.RemoveAll(ws.root) == nil {
-		return
-	}
-	_ = filepath.WalkDir(ws.root, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	_ = os.RemoveAll(ws.root)
 }

@@ -3,26 +3,154 @@ package codeexec
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
+	"time"
 	"unicode/utf8"
+
+	"github.com/adkskills/adkskills/internal/valid"
 )
 
-// validateRequest reports the first malformed part of req, wrapping
-// ErrInvalidRequest: a nil request; a file path that is empty, absolute,
-// not clean, has a ".." element, a backslash or a NUL, or that is named
-// twice or is both a file and a directory; content in an encoding the
-// executor does not stage; a script that is not among the files; an
-// argument or environment variable a process cannot carry; a negative
-// timeout or limit.
-func validateRequest(req *Request) error {
-	if req == nil {
+// DefaultSkillName is the name of the staged folder of a Request that sets
+// no SkillName.
+const DefaultSkillName = "skill"
+
+// maxSkillNameBytes bounds Request.SkillName (a single file-name component).
+const maxSkillNameBytes = 255
+
+// Request is one script run.
+type Request struct {
+	// Skill is the skill folder to stage, read lazily: an executor opens
+	// each file as it stages it (byte for byte, binary included) and never
+	// holds the folder in memory. Paths are relative to the skill root.
+	// Only directories and regular files are staged; symbolic links and
+	// other types are skipped. Nil means an empty folder.
+	Skill fs.FS
+	// SkillName names the staged folder: the script's working directory is
+	// a folder of this name, so a script that packs "." sees the skill's
+	// own name. It is one path element, not "." or "..", and does not start
+	// with "."; empty means DefaultSkillName.
+	SkillName string
+	// Files are staged over Skill before the run: the session's input files,
+	// an inline script. A path that Skill also has makes the request
+	// invalid: an extra file never replaces a file of the skill. Local and
+	// Sandbox stage Data as is, so a file declaring EncodingBase64 is an
+	// invalid request (decode it first).
+	Files []File
+	// Script is the entry point, relative to the skill root
+	// ("scripts/x.py"); it must be a file of Skill or of Files.
+	Script string
+	// Interpreter runs Script. Nil: the executor chooses by Script's
+	// extension from its interpreter table.
+	Interpreter *Interpreter
+	// Args are passed as argv after the script path, never through a shell.
+	Args []string
+	// Stdin is the script's standard input. Nil: an empty stdin.
+	Stdin []byte
+	// Env is added to the allowlisted environment (and wins over it).
+	Env map[string]string
+	// Limits bound the run.
+	Limits Limits
+}
+
+// Limits bound one run. A zero field means its Default constant; a negative
+// one is invalid. They are the operator's: a model never sets them.
+type Limits struct {
+	// Timeout is the wall-clock limit (DefaultTimeout).
+	Timeout time.Duration
+	// MaxOutputChars caps stdout and stderr each, in characters
+	// (DefaultMaxOutputChars).
+	MaxOutputChars int
+	// Output bounds the files a run returns.
+	Output FileLimits
+	// MaxSkillBytes bounds the bytes staged for the run: the skill folder
+	// and the extra files together (DefaultMaxSkillBytes).
+	MaxSkillBytes int64
+}
+
+// FileLimits bounds a set of files: how many, how large each, how large in
+// all. A zero field means its default (for output files,
+// DefaultMaxOutputFiles, DefaultMaxOutputFileBytes,
+// DefaultMaxOutputTotalBytes).
+type FileLimits struct {
+	MaxFiles      int
+	MaxFileBytes  int64
+	MaxTotalBytes int64
+}
+
+// Validate reports a negative limit.
+func (l Limits) Validate() error {
+	switch {
+	case l.Timeout < 0:
+		return fmt.Errorf("negative timeout %v", l.Timeout)
+	case l.MaxOutputChars < 0:
+		return fmt.Errorf("negative output cap %d", l.MaxOutputChars)
+	case l.MaxSkillBytes < 0:
+		return fmt.Errorf("negative staging limit %d", l.MaxSkillBytes)
+	}
+	return l.Output.Validate()
+}
+
+// Validate reports a negative limit.
+func (l FileLimits) Validate() error {
+	if l.MaxFiles < 0 || l.MaxFileBytes < 0 || l.MaxTotalBytes < 0 {
+		return fmt.Errorf("negative file limit %+v", l)
+	}
+	return nil
+}
+
+// WithDefaults returns l with every zero field replaced by its Default.
+func (l Limits) WithDefaults() Limits {
+	if l.Timeout == 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.MaxOutputChars == 0 {
+		l.MaxOutputChars = DefaultMaxOutputChars
+	}
+	if l.MaxSkillBytes == 0 {
+		l.MaxSkillBytes = DefaultMaxSkillBytes
+	}
+	l.Output = l.Output.WithDefaults(FileLimits{
+		MaxFiles:      DefaultMaxOutputFiles,
+		MaxFileBytes:  DefaultMaxOutputFileBytes,
+		MaxTotalBytes: DefaultMaxOutputTotalBytes,
+	})
+	return l
+}
+
+// WithDefaults returns l with every zero field replaced by def's.
+func (l FileLimits) WithDefaults(def FileLimits) FileLimits {
+	if l.MaxFiles == 0 {
+		l.MaxFiles = def.MaxFiles
+	}
+	if l.MaxFileBytes == 0 {
+		l.MaxFileBytes = def.MaxFileBytes
+	}
+	if l.MaxTotalBytes == 0 {
+		l.MaxTotalBytes = def.MaxTotalBytes
+	}
+	return l
+}
+
+// Validate reports the first malformed part of r that can be seen without
+// reading r.Skill, wrapping ErrInvalidRequest: a nil request; a skill name
+// that is not one plain path element; an extra file whose path is empty,
+// absolute, not clean, has a ".." element, a backslash or a NUL, or that is
+// named twice or is both a file and a directory; content in an encoding
+// host executors do not stage; a script path of the same kind; an argument
+// or environment variable a process cannot carry; a negative limit.
+// Executors call it first; staging then checks what only the skill folder
+// can tell (the script is there, no extra file replaces a skill file).
+func (r *Request) Validate() error {
+	if r == nil {
 		return fmt.Errorf("%w: nil request", ErrInvalidRequest)
 	}
-	files := make(map[string]bool, len(req.Files))
+	if err := checkSkillName(r.SkillName); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	files := make(map[string]bool, len(r.Files))
 	dirs := map[string]bool{}
-	for _, f := range req.Files {
+	for _, f := range r.Files {
 		if err := checkPath(f.Path); err != nil {
 			return fmt.Errorf("%w: file: %w", ErrInvalidRequest, err)
 		}
@@ -48,59 +176,57 @@ func validateRequest(req *Request) error {
 			return fmt.Errorf("%w: file %q: mode %v: only permission bits may be set", ErrInvalidRequest, f.Path, f.Mode)
 		}
 	}
-	if err := checkPath(req.Script); err != nil {
+	if err := checkPath(r.Script); err != nil {
 		return fmt.Errorf("%w: script: %w", ErrInvalidRequest, err)
 	}
-	if !files[req.Script] {
-		return fmt.Errorf("%w: script %q is not among the request's files", ErrInvalidRequest, req.Script)
+	if r.Skill == nil && !files[r.Script] {
+		return fmt.Errorf("%w: script %q is not among the request's files", ErrInvalidRequest, r.Script)
 	}
-	for i, a := range req.Args {
+	for i, a := range r.Args {
 		if strings.ContainsRune(a, 0) {
 			return fmt.Errorf("%w: argument %d contains NUL", ErrInvalidRequest, i)
 		}
 	}
-	for k, v := range req.Env {
-		if err := CheckEnv(k, v); err != nil {
+	for k, v := range r.Env {
+		if err := valid.Env(k, v); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 		}
 	}
-	switch l := req.Limits; {
-	case req.Timeout < 0:
-		return fmt.Errorf("%w: negative timeout %v", ErrInvalidRequest, req.Timeout)
-	case l.MaxFiles < 0 || l.MaxFileBytes < 0 || l.MaxTotalBytes < 0:
-		return fmt.Errorf("%w: negative output limit %+v", ErrInvalidRequest, l)
+	if err := r.Limits.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
 	return nil
 }
 
-// CleanPath is the one check of a path inside a skill folder, wherever it
-// comes from (a request's files, a model's script_path, a resource path): it
-// must be relative, use "/" separators, hold no NUL, be valid UTF-8 and never
-// climb with "..". It returns the path cleaned ("./a//b" is "a/b"); "." is
-// returned for the folder itself and is the caller's to refuse.
-func CleanPath(p string) (string, error) {
+// skillName is the staged folder's name of r.
+func (r *Request) skillName() string {
+	if r.SkillName == "" {
+		return DefaultSkillName
+	}
+	return r.SkillName
+}
+
+// checkSkillName reports why name cannot name the staged folder. Names that
+// start with "." are refused so that no skill can take the workspace's own
+// folders (.home, .tmp).
+func checkSkillName(name string) error {
 	switch {
-	case p == "":
-		return "", fmt.Errorf("empty path")
-	case strings.ContainsAny(p, "\\\x00"):
-		return "", fmt.Errorf("path %q contains a backslash or NUL", p)
-	case !utf8.ValidString(p):
-		return "", fmt.Errorf("path %q is not valid UTF-8", p)
-	case strings.HasPrefix(p, "/"):
-		return "", fmt.Errorf("path %q is absolute", p)
+	case name == "":
+		return nil
+	case len(name) > maxSkillNameBytes:
+		return fmt.Errorf("skill name of %d bytes: at most %d", len(name), maxSkillNameBytes)
+	case !utf8.ValidString(name) || strings.ContainsAny(name, "/\\\x00"):
+		return fmt.Errorf("skill name %q must be valid UTF-8 without '/', '\\' or NUL", name)
+	case strings.HasPrefix(name, "."):
+		return fmt.Errorf("skill name %q must not start with '.'", name)
 	}
-	for _, seg := range strings.Split(p, "/") {
-		if seg == ".." {
-			return "", fmt.Errorf("path %q leaves the skill folder with \"..\"", p)
-		}
-	}
-	return path.Clean(p), nil
+	return nil
 }
 
 // checkPath reports why p cannot name a file of a request: it must be a
 // clean path of a file under the skill root.
 func checkPath(p string) error {
-	c, err := CleanPath(p)
+	c, err := valid.Path(p)
 	switch {
 	case err != nil:
 		return err
@@ -110,49 +236,4 @@ func checkPath(p string) error {
 		return fmt.Errorf("path %q is not clean (want %q)", p, c)
 	}
 	return nil
-}
-
-// stage writes req's files into the skill root byte for byte, with their
-// modes, through an os.Root on it.
-func (ws *workspace) stage(req *Request) error {
-	root, err := os.OpenRoot(ws.skill)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrWorkspace, err)
-	}
-	defer root.Close()
-	for _, f := range req.Files {
-		if d := path.Dir(f.Path); d != "." {
-			if err := root.MkdirAll(d, 0o755); err != nil {
-				return fmt.Errorf("%w: stage %q: %w", ErrWorkspace, f.Path, err)
-			}
-		}
-		mode := f.Mode.Perm()
-		if mode == 0 {
-			mode = 0o644
-			if f.Path == req.Script {
-				mode = 0o755
-			}
-		}
-		if err := writeNew(root, f.Path, f.Data, mode); err != nil {
-			return fmt.Errorf("%w: stage %q: %w", ErrWorkspace, f.Path, err)
-		}
-	}
-	return nil
-}
-
-// writeNew creates name in root with data and exactly mode (the umask does
-// not apply).
-func writeNew(root *os.Root, name string, data []byte, mode fs.FileMode) error {
-	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

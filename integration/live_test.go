@@ -18,8 +18,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/internal/scriptrun"
 	"github.com/adkskills/adkskills/skilltoolset"
+	"github.com/adkskills/adkskills/tools/runscript"
 )
 
 // liveModel is the Gemini model the live tests use; ADKSKILLS_LIVE_MODEL
@@ -72,5 +72,5 @@ func TestLiveModelRunsSkillScript(t *testing.T) {
 	require.True(t, ran, "the model never called run_skill_script")
 	list, err := arts.List(ctx, &artifact.ListRequest{AppName: appName, UserID: userID, SessionID: created.Session.ID()})
 	require.NoError(t, err)
-	require.True(t, slices.Contains(list.FileNames, scriptrun.ArtifactName("report.md")), "artifacts: %v", list.FileNames)
+	require.True(t, slices.Contains(list.FileNames, runscript.ArtifactName("report.md")), "artifacts: %v", list.FileNames)
 }

@@ -25,9 +25,9 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/scripted"
-	"github.com/adkskills/adkskills/internal/scriptrun"
 	"github.com/adkskills/adkskills/internal/truncate"
 	"github.com/adkskills/adkskills/skilltoolset"
+	"github.com/adkskills/adkskills/tools/runscript"
 )
 
 // reportArgs runs report-writer's script as the README does.
@@ -80,11 +80,11 @@ func TestScriptOutputsBecomeArtifacts(t *testing.T) {
 	require.Len(t, manifest, len(reportFiles))
 	for i, entry := range manifest {
 		name := reportFiles[i]
-		art := scriptrun.ArtifactName(name)
+		art := runscript.ArtifactName(name)
 		assert.Equal(t, name, entry["name"])
 		assert.Equal(t, art, entry["artifact"])
 		assert.Equal(t, int64(1), entry["version"])
-		assert.Equal(t, len(want[name]), entry["size_bytes"])
+		assert.Equal(t, int64(len(want[name])), entry["size_bytes"])
 		assert.Equal(t, int64(1), ev.Actions.ArtifactDelta[art], "the response event carries the artifact delta")
 		part := h.load(art, 0)
 		require.NotNil(t, part.InlineData)
@@ -100,7 +100,7 @@ func TestScriptOutputsBecomeArtifacts(t *testing.T) {
 	// The persisted session event carries the delta too.
 	var persisted bool
 	for ev := range h.storedSession().Events().All() {
-		if ev.Actions.ArtifactDelta[scriptrun.ArtifactName("dist/data/summary.json")] == 1 {
+		if ev.Actions.ArtifactDelta[runscript.ArtifactName("dist/data/summary.json")] == 1 {
 			persisted = true
 		}
 	}
@@ -137,7 +137,7 @@ func TestRepeatRunCreatesNewVersions(t *testing.T) {
 	require.NoError(t, err)
 	want := make([]string, 0, len(reportFiles))
 	for _, f := range reportFiles {
-		want = append(want, scriptrun.ArtifactName(f))
+		want = append(want, runscript.ArtifactName(f))
 	}
 	slices.Sort(want)
 	got := slices.Clone(list.FileNames)
@@ -229,7 +229,7 @@ func TestNonASCIIArgsAndStdin(t *testing.T) {
 func TestStdinAndSecretsThroughPython(t *testing.T) {
 	t.Setenv("GOOGLE_API_KEY", "parent-secret-must-not-leak")
 	h := newHarness(t, harnessConfig{
-		opts: []skilltoolset.Option{skilltoolset.WithEnv(map[string]string{"REPORT_TOKEN": "given-by-operator"})},
+		opts: []skilltoolset.Option{skilltoolset.WithCodeExecutor(codeexec.NewLocal(codeexec.WithEnv(map[string]string{"REPORT_TOKEN": "given-by-operator"})))},
 		steps: []scripted.Step{
 			call("run_skill_script", map[string]any{"skill_name": "py-tools", "script_path": "scripts/upper.py", "args": []any{"a b", "c"}, "stdin": "quiet words\n"}),
 			call("run_skill_script", map[string]any{"skill_name": "py-tools", "script_path": "scripts/env.py", "args": []any{"GOOGLE_API_KEY", "REPORT_TOKEN"}}),
@@ -297,7 +297,7 @@ func TestLoadSkillAndResourcesStillWork(t *testing.T) {
 }
 
 func TestLoadArtifactsToolReadsScriptOutputLater(t *testing.T) {
-	art := scriptrun.ArtifactName("report.md")
+	art := runscript.ArtifactName("report.md")
 	h := newHarness(t, harnessConfig{
 		extraTools: []tool.Tool{loadartifactstool.New()},
 		steps: []scripted.Step{

@@ -3,7 +3,6 @@ package skilltoolset
 import (
 	"fmt"
 	"log/slog"
-	"maps"
 	"strings"
 	"time"
 
@@ -27,8 +26,11 @@ type config struct {
 // WithCodeExecutor sets the executor that runs scripts. Without one, the
 // script tools are not declared and the instruction says scripts cannot run.
 // codeexec.NewSandbox isolates scripts; codeexec.NewLocal runs them as plain
-// host processes. The executor's interpreter table (codeexec.WithInterpreters)
-// decides which scripts run and which inline languages are offered.
+// host processes. The executor owns everything about how a script runs:
+// its interpreter table (codeexec.WithInterpreters) decides which scripts
+// run and which inline languages are offered, and its environment options
+// (codeexec.WithEnv, codeexec.WithPassEnv) what scripts see. New refuses an
+// executor built with an invalid option (codeexec.ConfigError).
 func WithCodeExecutor(e codeexec.Executor) Option {
 	return func(c *config) error {
 		if e == nil {
@@ -40,27 +42,23 @@ func WithCodeExecutor(e codeexec.Executor) Option {
 }
 
 // WithMaxOutputChars caps stdout and stderr of a run, each, in characters
-// (default codeexec.DefaultMaxOutputChars, 30,000). Longer output keeps its
-// head and tail around a marker that counts what was cut. It must be
-// positive. It is an operator control: the model cannot raise it.
+// (codeexec.Limits.MaxOutputChars; default codeexec.DefaultMaxOutputChars,
+// 30,000; zero keeps the default, negative is an error). Longer output keeps
+// its head and tail around a marker that counts what was cut. It is an
+// operator control: the model cannot raise it.
 func WithMaxOutputChars(n int) Option {
 	return func(c *config) error {
-		if n <= 0 {
-			return fmt.Errorf("WithMaxOutputChars: %d is not a positive number of characters", n)
-		}
-		c.tool.MaxOutputChars = n
+		c.tool.Limits.MaxOutputChars = n
 		return nil
 	}
 }
 
-// WithScriptTimeout sets the wall-clock limit of one run (default
-// codeexec.DefaultTimeout, 2 minutes). It must be positive.
+// WithScriptTimeout sets the wall-clock limit of one run
+// (codeexec.Limits.Timeout; default codeexec.DefaultTimeout, 2 minutes;
+// zero keeps the default, negative is an error).
 func WithScriptTimeout(d time.Duration) Option {
 	return func(c *config) error {
-		if d <= 0 {
-			return fmt.Errorf("WithScriptTimeout: %v is not a positive duration", d)
-		}
-		c.tool.Timeout = d
+		c.tool.Limits.Timeout = d
 		return nil
 	}
 }
@@ -95,33 +93,24 @@ func WithInstruction(text string) Option {
 	}
 }
 
-// WithEnv adds variables to every script's environment. The agent process's
-// own environment never reaches scripts, so this is how an operator passes a
-// credential a skill needs. Names must be non-empty, without '=' or NUL.
-func WithEnv(env map[string]string) Option {
+// WithOutputLimits bounds the files one run may return as artifacts
+// (codeexec.Limits.Output; zero fields keep the codeexec defaults: 100
+// files, 32 MiB each, 128 MiB in all; negative is an error). Files over a
+// limit are listed in the response's warning, not saved.
+func WithOutputLimits(l codeexec.FileLimits) Option {
 	return func(c *config) error {
-		for k, v := range env {
-			if err := codeexec.CheckEnv(k, v); err != nil {
-				return fmt.Errorf("WithEnv: %w", err)
-			}
-		}
-		if c.tool.Env == nil {
-			c.tool.Env = map[string]string{}
-		}
-		maps.Copy(c.tool.Env, env)
+		c.tool.Limits.Output = l
 		return nil
 	}
 }
 
-// WithOutputLimits bounds the files one run may return as artifacts (zero
-// fields keep the codeexec defaults: 100 files, 32 MiB each, 128 MiB in all).
-// Files over a limit are listed in the response's warning, not saved.
-func WithOutputLimits(l codeexec.OutputLimits) Option {
+// WithStagingLimit bounds the bytes one run stages: the skill folder and
+// the files passed in (codeexec.Limits.MaxSkillBytes; default
+// codeexec.DefaultMaxSkillBytes, 256 MiB; zero keeps the default, negative
+// is an error). A skill over it answers EXECUTION_ERROR and does not run.
+func WithStagingLimit(bytes int64) Option {
 	return func(c *config) error {
-		if l.MaxFiles < 0 || l.MaxFileBytes < 0 || l.MaxTotalBytes < 0 {
-			return fmt.Errorf("WithOutputLimits: negative limit in %+v", l)
-		}
-		c.tool.OutputLimits = l
+		c.tool.Limits.MaxSkillBytes = bytes
 		return nil
 	}
 }

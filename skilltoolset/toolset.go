@@ -32,7 +32,6 @@ import (
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/skillfs"
-	"github.com/adkskills/adkskills/tools/runinline"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
@@ -102,6 +101,9 @@ func New(ctx context.Context, source skill.Source, opts ...Option) (*SkillToolse
 			return nil, fmt.Errorf("skilltoolset: %w", err)
 		}
 	}
+	if err := cfg.tool.Validate(); err != nil {
+		return nil, fmt.Errorf("skilltoolset: %w", err)
+	}
 	if s, ok := source.(*skillfs.Source); ok && cfg.tool.Logger != nil {
 		source = s.WithLogger(cfg.tool.Logger)
 	}
@@ -146,7 +148,7 @@ func New(ctx context.Context, source skill.Source, opts ...Option) (*SkillToolse
 		}
 	}
 	if ts.inline {
-		ri, err := runinline.New(cfg.tool)
+		ri, err := runscript.NewInline(cfg.tool)
 		if err != nil {
 			return nil, fmt.Errorf("skilltoolset: %w", err)
 		}

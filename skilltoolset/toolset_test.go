@@ -41,21 +41,25 @@ func toolNames(t *testing.T, ts *SkillToolset) []string {
 
 func TestNewRejectsInvalidOptions(t *testing.T) {
 	cases := map[string]Option{
-		"nil executor":     WithCodeExecutor(nil),
-		"zero chars":       WithMaxOutputChars(0),
-		"negative chars":   WithMaxOutputChars(-1),
-		"zero timeout":     WithScriptTimeout(0),
-		"negative timeout": WithScriptTimeout(-1),
-		"empty name":       WithName(" "),
-		"env with =":       WithEnv(map[string]string{"A=B": "x"}),
-		"env empty name":   WithEnv(map[string]string{"": "x"}),
-		"env NUL value":    WithEnv(map[string]string{"A": "x\x00"}),
-		"negative limits":  WithOutputLimits(codeexec.OutputLimits{MaxFiles: -1}),
-		"nil logger":       WithLogger(nil),
+		"nil executor":          WithCodeExecutor(nil),
+		"negative chars":        WithMaxOutputChars(-1),
+		"negative timeout":      WithScriptTimeout(-1),
+		"empty name":            WithName(" "),
+		"negative limits":       WithOutputLimits(codeexec.FileLimits{MaxFiles: -1}),
+		"negative staging":      WithStagingLimit(-1),
+		"nil logger":            WithLogger(nil),
+		"invalid executor":      WithCodeExecutor(codeexec.NewLocal(codeexec.WithWorkspaceDir("relative"))),
+		"invalid sandbox":       WithCodeExecutor(codeexec.NewSandbox(codeexec.WithTmpSize(-1))),
+		"invalid executor env":  WithCodeExecutor(codeexec.NewLocal(codeexec.WithEnv(map[string]string{"A=B": "x"}))),
+		"invalid executor wait": WithCodeExecutor(codeexec.NewLocal(codeexec.WithWaitDelay(-1))),
 	}
 	for name, opt := range cases {
 		_, err := New(context.Background(), NewFSSource(testSkills), opt)
 		assert.Error(t, err, name)
+	}
+	for name, opt := range map[string]Option{"zero chars": WithMaxOutputChars(0), "zero timeout": WithScriptTimeout(0), "zero staging": WithStagingLimit(0)} {
+		_, err := New(context.Background(), NewFSSource(testSkills), opt)
+		assert.NoError(t, err, "%s keeps the default", name)
 	}
 	_, err := New(context.Background(), nil)
 	assert.Error(t, err)

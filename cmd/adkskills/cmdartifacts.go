@@ -14,7 +14,7 @@ import (
 	"google.golang.org/adk/artifact"
 
 	"github.com/adkskills/adkskills/fileartifact"
-	"github.com/adkskills/adkskills/internal/scriptrun"
+	"github.com/adkskills/adkskills/tools/runscript"
 )
 
 const artifactsAbout = `Lists the artifacts of a session of the store (ls, the default): name,
@@ -108,7 +108,7 @@ func (c *cli) artifactsCat(_ context.Context, store *fileartifact.Service, sessi
 	// NAME may be a script's file path: look under the name it was saved
 	// under, directly when NAME cannot be an artifact name, else when NAME
 	// itself is not found.
-	mapped := scriptrun.ArtifactName(name)
+	mapped := runscript.ArtifactName(name)
 	lookupName := name
 	if strings.ContainsAny(name, "/\\") {
 		lookupName = mapped

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/skilltoolset"
+	"github.com/adkskills/adkskills/tools/runscript"
 )
 
 const chatAbout = `Starts an interactive agent in the terminal: ADK's runner with a Gemini
@@ -187,30 +188,28 @@ func (c *cli) chatTurn(ctx context.Context, r *runner.Runner, userID, sessionID 
 
 // resultNote is the one-line summary of a tool's response.
 func resultNote(resp map[string]any) string {
-	if code, ok := resp["error_code"]; ok {
-		return fmt.Sprintf("%v: %s", code, oneLine(fmt.Sprint(resp["error"]), 200))
-	}
-	if msg, ok := resp["error"]; ok {
-		return "error: " + oneLine(fmt.Sprint(msg), 200)
-	}
-	status, ok := resp["status"]
-	if !ok {
+	res, err := runscript.ParseResponse(resp)
+	if err != nil { // not a script tool's answer (list_skills, load_skill, ...)
+		if msg, ok := resp["error"]; ok {
+			return "error: " + oneLine(fmt.Sprint(msg), 200)
+		}
 		return "ok"
 	}
-	exit, _ := intOf(resp["exit_code"])
-	note := fmt.Sprintf("%v, exit code %d", status, exit)
+	if res.Failed() {
+		return fmt.Sprintf("%s: %s", res.ErrorCode, oneLine(res.Error, 200))
+	}
+	note := fmt.Sprintf("%s, exit code %d", res.Status, res.ExitCode)
 	var saved []string
-	for _, f := range manifest(resp["output_files"]) {
-		if art, ok := f["artifact"].(string); ok {
-			v, _ := intOf(f["version"])
-			saved = append(saved, fmt.Sprintf("%s v%d", art, v))
+	for _, f := range res.OutputFiles {
+		if f.Artifact != "" {
+			saved = append(saved, fmt.Sprintf("%s v%d", f.Artifact, f.Version))
 		}
 	}
 	if len(saved) > 0 {
 		note += fmt.Sprintf(", saved %s", strings.Join(saved, ", "))
 	}
-	if w, ok := resp["warning"].(string); ok {
-		note += "; warning: " + oneLine(w, 120)
+	if res.Warning != "" {
+		note += "; warning: " + oneLine(res.Warning, 120)
 	}
 	return note
 }

@@ -26,7 +26,6 @@ import (
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/fileartifact"
 	"github.com/adkskills/adkskills/internal/scripted"
-	"github.com/adkskills/adkskills/internal/scriptrun"
 	"github.com/adkskills/adkskills/internal/skillfs"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
@@ -65,7 +64,7 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 	}
 	call := scriptCall{skill: pos[0], script: pos[1], args: scriptArgs}
 	if *stdinArg != "" {
-		in, err := c.readStdin(*stdinArg, scriptrun.MaxStdinBytes)
+		in, err := c.readStdin(*stdinArg, runscript.MaxStdinBytes)
 		if err != nil {
 			c.errorf("%v", err)
 			return exitUsage
@@ -108,11 +107,8 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 			return exitFailure
 		}
 	}
-	if msg, ok := res["error"]; ok {
-		codeName, _ := res["error_code"].(string)
-		if codeName == "" {
-			codeName = "ERROR"
-		}
+	if res.Failed() {
+		msg := res.Error
 		if reason := brokenSkill(root, call.skill); reason != nil {
 			// The log says the same; this line says it better.
 			logs.Reset()
@@ -120,7 +116,7 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 		}
 		c.stderr.Write(logs.Bytes()) // the details first
 		logs.Reset()
-		c.errorf("%s: %v", codeName, msg)
+		c.errorf("%s: %s", res.ErrorCode, msg)
 		return exitFailure
 	}
 	if !*asJSON {
@@ -146,27 +142,14 @@ func brokenSkill(root *os.Root, name string) error {
 
 // runExitCode mirrors a run's outcome: 0, the script's exit code clamped to
 // 1..125, or 124 for a timeout.
-func runExitCode(res map[string]any) int {
-	switch res["status"] {
-	case scriptrun.StatusSuccess:
+func runExitCode(res *runscript.Response) int {
+	switch res.Status {
+	case runscript.StatusSuccess:
 		return exitOK
-	case scriptrun.StatusTimeout:
+	case runscript.StatusTimeout:
 		return exitTimeout
 	}
-	n, _ := intOf(res["exit_code"])
-	return min(max(n, 1), exitMaxScript)
-}
-
-func intOf(v any) (int, bool) {
-	switch n := v.(type) {
-	case int:
-		return n, true
-	case int64:
-		return int(n), true
-	case float64:
-		return int(n), true
-	}
-	return 0, false
+	return min(max(res.ExitCode, 1), exitMaxScript)
 }
 
 // scriptCall is what the user asked run to do.
@@ -206,7 +189,7 @@ type toolRun struct {
 // run_skill_script once and then ends its turn, ADK's runner with an
 // in-memory session and the artifact store. It returns the function response
 // from the event stream.
-func (c *cli) callRunScript(ctx context.Context, tr toolRun, call scriptCall) (map[string]any, error) {
+func (c *cli) callRunScript(ctx context.Context, tr toolRun, call scriptCall) (*runscript.Response, error) {
 	logger := tr.logger
 	if logger == nil {
 		logger = c.logger(slog.LevelError)
@@ -264,7 +247,7 @@ func (c *cli) callRunScript(ctx context.Context, tr toolRun, call scriptCall) (m
 	if resp == nil {
 		return nil, errors.New("the agent produced no run_skill_script response")
 	}
-	return resp, nil
+	return runscript.ParseResponse(resp)
 }
 
 // declared is the first step of run's scripted model: the call, once the
@@ -304,7 +287,7 @@ func (t *timedExecutor) duration() time.Duration {
 }
 
 // printRun prints the readable summary of a run.
-func (c *cli) printRun(store *fileartifact.Service, sessionID string, call scriptCall, res map[string]any, d time.Duration) {
+func (c *cli) printRun(store *fileartifact.Service, sessionID string, call scriptCall, res *runscript.Response, d time.Duration) {
 	w := c.stdout
 	section := func(title, text string) {
 		fmt.Fprintf(w, "== %s ==\n", title)
@@ -317,72 +300,36 @@ func (c *cli) printRun(store *fileartifact.Service, sessionID string, call scrip
 			io.WriteString(w, text)
 		}
 	}
-	stdout, _ := res["stdout"].(string)
-	stderr, _ := res["stderr"].(string)
-	section("stdout", stdout)
-	section("stderr", stderr)
+	section("stdout", res.Stdout)
+	section("stderr", res.Stderr)
 
-	files := manifest(res["output_files"])
-	if len(files) > 0 {
+	if len(res.OutputFiles) > 0 {
 		fmt.Fprintf(w, "== output files ==\n")
 	}
 	userID := c.userID()
-	for _, f := range files {
-		name, _ := f["name"].(string)
-		size, _ := intOf(f["size_bytes"])
-		mime, _ := f["mime_type"].(string)
-		art, saved := f["artifact"].(string)
-		if !saved {
-			fmt.Fprintf(w, "%s (%s, %s): not saved\n", name, humanSize(int64(size)), mime)
+	saved := 0
+	for _, f := range res.OutputFiles {
+		if f.Artifact == "" {
+			fmt.Fprintf(w, "%s (%s, %s): not saved\n", f.Name, humanSize(f.SizeBytes), f.MIMEType)
 			continue
 		}
-		version, _ := intOf(f["version"])
-		fmt.Fprintf(w, "%s -> artifact %q version %d (%s, %s)\n", name, art, version, humanSize(int64(size)), mime)
-		if p, err := store.Path(appName, userID, sessionID, art, int64(version)); err == nil {
+		saved++
+		fmt.Fprintf(w, "%s -> artifact %q version %d (%s, %s)\n", f.Name, f.Artifact, f.Version, humanSize(f.SizeBytes), f.MIMEType)
+		if p, err := store.Path(appName, userID, sessionID, f.Artifact, f.Version); err == nil {
 			fmt.Fprintf(w, "    %s\n", p)
 		} else {
 			fmt.Fprintf(w, "    (no path: %v)\n", err)
 		}
 	}
-	if warn, ok := res["warning"].(string); ok {
-		fmt.Fprintf(w, "warning: %s\n", warn)
+	if res.Warning != "" {
+		fmt.Fprintf(w, "warning: %s\n", res.Warning)
 	}
-	status, _ := res["status"].(string)
-	exit, _ := intOf(res["exit_code"])
-	line := fmt.Sprintf("== %s %s: %s, exit code %d", call.skill, call.script, status, exit)
+	line := fmt.Sprintf("== %s %s: %s, exit code %d", call.skill, call.script, res.Status, res.ExitCode)
 	if d > 0 {
 		line += ", " + d.Round(time.Millisecond).String()
 	}
-	if len(files) > 0 {
-		line += fmt.Sprintf(", %d file(s) saved", countSaved(files))
+	if len(res.OutputFiles) > 0 {
+		line += fmt.Sprintf(", %d file(s) saved", saved)
 	}
 	fmt.Fprintln(w, line+" ==")
-}
-
-// manifest reads output_files, whether it holds the Go values the tool
-// built or their JSON round trip.
-func manifest(v any) []map[string]any {
-	switch t := v.(type) {
-	case []map[string]any:
-		return t
-	case []any:
-		var out []map[string]any
-		for _, e := range t {
-			if m, ok := e.(map[string]any); ok {
-				out = append(out, m)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-func countSaved(files []map[string]any) int {
-	n := 0
-	for _, f := range files {
-		if _, ok := f["artifact"]; ok {
-			n++
-		}
-	}
-	return n
 }

@@ -46,7 +46,7 @@ import (
 
 	"google.golang.org/adk/model"
 
-	"github.com/adkskills/adkskills/internal/scriptrun"
+	"github.com/adkskills/adkskills/tools/runscript"
 )
 
 // Exit statuses.
@@ -249,7 +249,7 @@ func (c *cli) userID() string {
 // themselves escaped. It previews; it does not elide output (tool output
 // reaching the model is capped by internal/truncate alone).
 func oneLine(s string, max int) string {
-	s = scriptrun.Visible(strings.TrimSpace(s))
+	s = runscript.Visible(strings.TrimSpace(s))
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i] + " …"
 	}

@@ -377,7 +377,9 @@ func TestRunExitCodeMapping(t *testing.T) {
 		{map[string]any{"status": "timeout", "exit_code": 137}, 124},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, runExitCode(tt.resp), "%v", tt.resp)
+		res, err := runscript.ParseResponse(tt.resp)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, runExitCode(res), "%v", tt.resp)
 	}
 }
 

@@ -12,8 +12,18 @@ import (
 	"net/http"
 	pathpkg "path"
 	"strings"
+)
 
-	"github.com/adkskills/adkskills/codeexec"
+// Encodings a file may declare for its content (codeexec.File.Encoding
+// re-exports them).
+const (
+	// Raw (the zero value): the content is the file's bytes.
+	Raw = ""
+	// UTF8: the content is the bytes of UTF-8 text, taken as is.
+	UTF8 = "utf-8"
+	// Base64: the content is base64 of the file's bytes (remote executors
+	// that return files inside JSON use this).
+	Base64 = "base64"
 )
 
 // Sentinel errors returned (wrapped) by Decode.
@@ -27,10 +37,10 @@ var (
 // Decode returns the raw bytes of the file at path (used only in errors)
 // whose content data is in the declared encoding enc:
 //
-//   - codeexec.EncodingRaw (""): data is returned as is.
-//   - codeexec.EncodingUTF8 ("utf-8", also "utf8"): data is returned as is,
+//   - [Raw] (""): data is returned as is.
+//   - [UTF8] ("utf-8", also "utf8"): data is returned as is,
 //     never base64-decoded even when it happens to be valid base64.
-//   - codeexec.EncodingBase64 ("base64"): data is decoded exactly once. The
+//   - [Base64] ("base64"): data is decoded exactly once. The
 //     standard and URL-safe alphabets are accepted, padded or not, and ASCII
 //     whitespace anywhere (line wrapping, a trailing newline) is ignored.
 //
@@ -40,9 +50,9 @@ var (
 // wrapping [ErrUnknownEncoding] that names it and path.
 func Decode(path string, data []byte, enc string) ([]byte, error) {
 	switch strings.ToLower(enc) {
-	case codeexec.EncodingRaw, codeexec.EncodingUTF8, "utf8":
+	case Raw, UTF8, "utf8":
 		return data, nil
-	case codeexec.EncodingBase64:
+	case Base64:
 		out, err := decodeBase64(data)
 		if err != nil {
 			return nil, fmt.Errorf("%w: file %q: %w", ErrInvalidBase64, path, err)

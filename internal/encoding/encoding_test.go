@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/adkskills/adkskills/codeexec"
 )
 
 // allBytes holds every byte value, so a round trip proves binary survives.
@@ -42,25 +40,25 @@ func TestDecode(t *testing.T) {
 		enc  string
 		want []byte
 	}{
-		{"raw as is", string(bin), codeexec.EncodingRaw, bin},
-		{"raw empty", "", codeexec.EncodingRaw, []byte{}},
-		{"utf-8 as is", "héllo\n", codeexec.EncodingUTF8, []byte("héllo\n")},
-		{"utf-8 that looks like base64 is not decoded", "aGVsbG8=", codeexec.EncodingUTF8, []byte("aGVsbG8=")},
-		{"utf-8 hello is not decoded", "hello", codeexec.EncodingUTF8, []byte("hello")},
+		{"raw as is", string(bin), Raw, bin},
+		{"raw empty", "", Raw, []byte{}},
+		{"utf-8 as is", "héllo\n", UTF8, []byte("héllo\n")},
+		{"utf-8 that looks like base64 is not decoded", "aGVsbG8=", UTF8, []byte("aGVsbG8=")},
+		{"utf-8 hello is not decoded", "hello", UTF8, []byte("hello")},
 		{"utf8 spelling", "abcd", "utf8", []byte("abcd")},
 		{"UTF-8 upper case", "abcd", "UTF-8", []byte("abcd")},
-		{"base64 std", base64.StdEncoding.EncodeToString(bin), codeexec.EncodingBase64, bin},
-		{"base64 raw std", base64.RawStdEncoding.EncodeToString(bin), codeexec.EncodingBase64, bin},
-		{"base64 url", base64.URLEncoding.EncodeToString(bin), codeexec.EncodingBase64, bin},
-		{"base64 raw url", base64.RawURLEncoding.EncodeToString(bin), codeexec.EncodingBase64, bin},
+		{"base64 std", base64.StdEncoding.EncodeToString(bin), Base64, bin},
+		{"base64 raw std", base64.RawStdEncoding.EncodeToString(bin), Base64, bin},
+		{"base64 url", base64.URLEncoding.EncodeToString(bin), Base64, bin},
+		{"base64 raw url", base64.RawURLEncoding.EncodeToString(bin), Base64, bin},
 		{"base64 upper case name", base64.StdEncoding.EncodeToString(bin), "Base64", bin},
-		{"base64 surrounding whitespace", " \t\n" + base64.StdEncoding.EncodeToString(bin) + "\r\n\n", codeexec.EncodingBase64, bin},
-		{"base64 wrapped at 76", wrap(base64.StdEncoding.EncodeToString(bin), 76) + "\n", codeexec.EncodingBase64, bin},
-		{"base64 decoded once, not twice", base64.StdEncoding.EncodeToString([]byte("aGVsbG8=")), codeexec.EncodingBase64, []byte("aGVsbG8=")},
-		{"base64 one byte padded", "YQ==", codeexec.EncodingBase64, []byte("a")},
-		{"base64 one byte unpadded", "YQ", codeexec.EncodingBase64, []byte("a")},
-		{"base64 empty", "", codeexec.EncodingBase64, []byte{}},
-		{"base64 only whitespace", " \n", codeexec.EncodingBase64, []byte{}},
+		{"base64 surrounding whitespace", " \t\n" + base64.StdEncoding.EncodeToString(bin) + "\r\n\n", Base64, bin},
+		{"base64 wrapped at 76", wrap(base64.StdEncoding.EncodeToString(bin), 76) + "\n", Base64, bin},
+		{"base64 decoded once, not twice", base64.StdEncoding.EncodeToString([]byte("aGVsbG8=")), Base64, []byte("aGVsbG8=")},
+		{"base64 one byte padded", "YQ==", Base64, []byte("a")},
+		{"base64 one byte unpadded", "YQ", Base64, []byte("a")},
+		{"base64 empty", "", Base64, []byte{}},
+		{"base64 only whitespace", " \n", Base64, []byte{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,7 +71,7 @@ func TestDecode(t *testing.T) {
 
 func TestDecodeAsIsReturnsTheSameSlice(t *testing.T) {
 	data := []byte("aGVsbG8=")
-	for _, enc := range []string{codeexec.EncodingRaw, codeexec.EncodingUTF8, "utf8"} {
+	for _, enc := range []string{Raw, UTF8, "utf8"} {
 		got, err := Decode("a.txt", data, enc)
 		require.NoError(t, err)
 		assert.Same(t, &data[0], &got[0], "encoding %q", enc)
@@ -89,10 +87,10 @@ func TestDecodeErrors(t *testing.T) {
 		sentinel error
 		mentions []string
 	}{
-		{"not base64", "!!!!", codeexec.EncodingBase64, ErrInvalidBase64, []string{path}},
-		{"mixed alphabets", "ab+-", codeexec.EncodingBase64, ErrInvalidBase64, []string{path}},
-		{"padding inside", "YQ==YQ==", codeexec.EncodingBase64, ErrInvalidBase64, []string{path}},
-		{"a lone sextet", "YWJjZ", codeexec.EncodingBase64, ErrInvalidBase64, []string{path}},
+		{"not base64", "!!!!", Base64, ErrInvalidBase64, []string{path}},
+		{"mixed alphabets", "ab+-", Base64, ErrInvalidBase64, []string{path}},
+		{"padding inside", "YQ==YQ==", Base64, ErrInvalidBase64, []string{path}},
+		{"a lone sextet", "YWJjZ", Base64, ErrInvalidBase64, []string{path}},
 		{"unknown encoding", "abc", "latin1", ErrUnknownEncoding, []string{path, `"latin1"`}},
 		{"hex is not known", "6869", "hex", ErrUnknownEncoding, []string{path, `"hex"`}},
 		{"utf-16 is not known", "abc", "utf-16", ErrUnknownEncoding, []string{path, `"utf-16"`}},

@@ -3,18 +3,17 @@ package encoding_test
 import (
 	"fmt"
 
-	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/encoding"
 )
 
 func ExampleDecode() {
 	// Declared utf-8: taken as is, even though it is valid base64.
-	raw, _ := encoding.Decode("note.txt", []byte("aGVsbG8="), codeexec.EncodingUTF8)
+	raw, _ := encoding.Decode("note.txt", []byte("aGVsbG8="), encoding.UTF8)
 	fmt.Printf("%s\n", raw)
 	// Declared base64: decoded once, whitespace and padding tolerated.
-	raw, _ = encoding.Decode("note.txt", []byte("aGVsbG8\n"), codeexec.EncodingBase64)
+	raw, _ = encoding.Decode("note.txt", []byte("aGVsbG8\n"), encoding.Base64)
 	fmt.Printf("%s\n", raw)
-	_, err := encoding.Decode("dist/x.bin", []byte("!!"), codeexec.EncodingBase64)
+	_, err := encoding.Decode("dist/x.bin", []byte("!!"), encoding.Base64)
 	fmt.Println(err)
 	// Output:
 	// aGVsbG8=

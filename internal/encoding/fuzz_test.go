@@ -8,8 +8,6 @@ import (
 	pathpkg "path"
 	"strings"
 	"testing"
-
-	"github.com/adkskills/adkskills/codeexec"
 )
 
 // FuzzDecode: Decode never panics; as-is encodings return the input;
@@ -24,11 +22,11 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, enc string) {
 		got, err := Decode("f.bin", data, enc)
 		switch strings.ToLower(enc) {
-		case codeexec.EncodingRaw, codeexec.EncodingUTF8, "utf8":
+		case Raw, UTF8, "utf8":
 			if err != nil || !bytes.Equal(got, data) {
 				t.Fatalf("Decode(%q, %q) = %q, %v; want the input", data, enc, got, err)
 			}
-		case codeexec.EncodingBase64:
+		case Base64:
 			if err != nil && !errors.Is(err, ErrInvalidBase64) {
 				t.Fatalf("Decode(%q, base64) error %v does not wrap ErrInvalidBase64", data, err)
 			}
@@ -42,7 +40,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		for _, e := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 			enc := []byte(e.EncodeToString(data) + "\n")
-			got, err := Decode("f.bin", enc, codeexec.EncodingBase64)
+			got, err := Decode("f.bin", enc, Base64)
 			if err != nil || !bytes.Equal(got, data) {
 				t.Fatalf("Decode(%q) = %q, %v; want %q", enc, got, err, data)
 			}

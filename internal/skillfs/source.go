@@ -13,7 +13,7 @@ import (
 
 	"google.golang.org/adk/tool/skilltoolset/skill"
 
-	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/valid"
 )
 
 // SkillFile is the file that makes a folder a skill.
@@ -257,10 +257,80 @@ func cleanRel(p string) (string, error) {
 	if p == "" {
 		return ".", nil
 	}
-	return codeexec.CleanPath(p)
+	return valid.Path(p)
 }
 
 // WithLogger returns a Source over the same files that logs to l.
 func (s *Source) WithLogger(l *slog.Logger) *Source {
 	return New(s.fsys, l)
+}
+
+// FS returns the skill folder name as a read-only file system: exactly the
+// files ListResources lists (regular files, no symbolic links, no .git or
+// __pycache__), read lazily from the underlying file system, with its file
+// information (modes, times, identities) passed through. An executor stages
+// a skill from it without the folder ever being held in memory.
+func (s *Source) FS(name string) (fs.FS, error) {
+	if err := s.exists(name); err != nil {
+		return nil, err
+	}
+	return &skillFS{s: s, name: name}, nil
+}
+
+// skillFS is one skill folder of a Source (see Source.FS).
+type skillFS struct {
+	s    *Source
+	name string
+}
+
+// full is the path of p, a path inside the skill, in the Source's file
+// system; symbolic links anywhere along it are refused.
+func (f *skillFS) full(op, p string) (string, error) {
+	if !fs.ValidPath(p) {
+		return "", &fs.PathError{Op: op, Path: p, Err: fs.ErrInvalid}
+	}
+	full := path.Join(f.name, p)
+	if err := f.s.noLinks(full); err != nil {
+		return "", &fs.PathError{Op: op, Path: p, Err: fs.ErrNotExist}
+	}
+	return full, nil
+}
+
+// Open implements fs.FS.
+func (f *skillFS) Open(p string) (fs.File, error) {
+	full, err := f.full("open", p)
+	if err != nil {
+		return nil, err
+	}
+	return f.s.fsys.Open(full)
+}
+
+// Stat implements fs.StatFS.
+func (f *skillFS) Stat(p string) (fs.FileInfo, error) {
+	full, err := f.full("stat", p)
+	if err != nil {
+		return nil, err
+	}
+	return fs.Stat(f.s.fsys, full)
+}
+
+// ReadDir implements fs.ReadDirFS, leaving out what a skill's files never
+// include: symbolic links, and .git and __pycache__ folders.
+func (f *skillFS) ReadDir(p string) ([]fs.DirEntry, error) {
+	full, err := f.full("readdir", p)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := fs.ReadDir(f.s.fsys, full)
+	if err != nil {
+		return nil, err
+	}
+	out := entries[:0]
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 || (e.IsDir() && skipDirs[e.Name()]) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }

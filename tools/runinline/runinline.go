@@ -1,231 +1,28 @@
 // Package runinline provides run_skill_inline_script, the tool that runs code
 // the model wrote (python, bash, node, or any language of the interpreter
-// table), optionally inside a skill's staged folder. Every call needs a
-// human's approval through ADK's tool confirmation: the hint shows the
-// language, the whole script and the arguments, and only the approved script
-// runs.
+// table), optionally inside a skill's staged folder, after a human approves
+// it through ADK's tool confirmation.
+//
+// The tool lives in package runscript beside run_skill_script, with which
+// it shares its configuration and its response; this package keeps the
+// name most agents know it by.
 package runinline
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"strings"
-
-	"google.golang.org/adk/agent"
-	"google.golang.org/adk/model"
 	"google.golang.org/adk/tool"
-	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/internal/adkglue"
-	"github.com/adkskills/adkskills/internal/scriptrun"
-	"github.com/adkskills/adkskills/internal/truncate"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
 // Name is the tool's name as the model sees it.
-const Name = "run_skill_inline_script"
+const Name = runscript.InlineName
 
 // InlineDir is the folder, under the skill root, where the inline script is
-// staged. Staged files are inputs, so it never comes back as an output file.
-const InlineDir = ".adkskills-inline"
+// staged.
+const InlineDir = runscript.InlineDir
 
-// New returns the run_skill_inline_script tool. cfg.Source may be nil; then
-// skill_name is refused.
+// New returns the run_skill_inline_script tool: runscript.NewInline.
+// cfg.Source may be nil; then skill_name is refused.
 func New(cfg runscript.Config) (tool.Tool, error) {
-	r, err := scriptrun.New(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("runinline: %w", err)
-	}
-	if len(r.Table()) == 0 {
-		return nil, fmt.Errorf("runinline: the interpreter table is empty")
-	}
-	return &runInline{r: r}, nil
-}
-
-type runInline struct {
-	r *scriptrun.Runner
-}
-
-// call is one validated call: what the human approves and what runs.
-type call struct {
-	Language  string   `json:"language"`
-	Script    string   `json:"script"`
-	Args      []string `json:"args"`
-	Stdin     string   `json:"stdin,omitempty"`
-	SkillName string   `json:"skill_name,omitempty"`
-}
-
-// digest identifies the call's content; the confirmation payload carries it
-// so an approval applies to exactly this script.
-func (c call) digest() string {
-	b, _ := json.Marshal(c)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-func (t *runInline) Name() string { return Name }
-
-func (t *runInline) Description() string {
-	return "Runs a short script you write, after a human approves it. Use it only when no skill script does the job. " +
-		"Output files the script writes in its working directory come back as artifacts."
-}
-
-func (t *runInline) IsLongRunning() bool { return false }
-
-func (t *runInline) Declaration() *genai.FunctionDeclaration {
-	return &genai.FunctionDeclaration{
-		Name:        Name,
-		Description: t.Description(),
-		Parameters: &genai.Schema{
-			Type: genai.TypeObject,
-			Properties: map[string]*genai.Schema{
-				"language":   {Type: genai.TypeString, Enum: t.r.Table().Languages(), Description: "The script's language."},
-				"script":     {Type: genai.TypeString, Description: "The complete source code to run."},
-				"args":       {Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: "Command-line arguments (argv, no shell)."},
-				"stdin":      {Type: genai.TypeString, Description: "Optional text for standard input."},
-				"skill_name": {Type: genai.TypeString, Description: "Optional: run inside this skill's folder, with its files available relative to the working directory."},
-			},
-			Required: []string{"language", "script"},
-		},
-	}
-}
-
-func (t *runInline) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) error {
-	return adkglue.PackTool(req, t)
-}
-
-func (t *runInline) parse(args any) (call, *codeexec.Interpreter, error) {
-	a, err := scriptrun.ParseArgs(args, "language", "script", "args", "stdin", "skill_name")
-	if err != nil {
-		return call{}, nil, err
-	}
-	var c call
-	if c.Language, err = a.String("language", true, 256); err != nil {
-		return call{}, nil, err
-	}
-	if c.Script, err = a.String("script", true, scriptrun.MaxScriptBytes); err != nil {
-		return call{}, nil, err
-	}
-	if c.Args, err = a.Strings("args"); err != nil {
-		return call{}, nil, err
-	}
-	if c.Stdin, err = a.String("stdin", false, scriptrun.MaxStdinBytes); err != nil {
-		return call{}, nil, err
-	}
-	if c.SkillName, err = a.String("skill_name", false, 1024); err != nil {
-		return call{}, nil, err
-	}
-	in, err := t.r.Table().ForLanguage(c.Language)
-	if err != nil {
-		return call{}, nil, fmt.Errorf("argument %q must be one of %s, got %q", "language", strings.Join(t.r.Table().Languages(), ", "), c.Language)
-	}
-	return c, &in, nil
-}
-
-// Run validates the call, asks for confirmation, and runs the approved
-// script.
-func (t *runInline) Run(tc agent.ToolContext, args any) (map[string]any, error) {
-	c, in, err := t.parse(args)
-	if err != nil {
-		return scriptrun.ErrorResponse(scriptrun.CodeInvalidArguments, err.Error()), nil
-	}
-	if t.r.Executor == nil {
-		return scriptrun.NoExecutor(), nil
-	}
-	if c.SkillName != "" && t.r.Source == nil {
-		return scriptrun.ErrorResponse(scriptrun.CodeSkillNotFound, "no skills are configured, so skill_name cannot be used"), nil
-	}
-	if c.SkillName != "" {
-		// Refuse an unknown skill before a human is asked to approve.
-		if _, err := t.r.Source.LoadFrontmatter(tc, c.SkillName); err != nil {
-			_, resp := t.r.LoadSkill(tc, c.SkillName)
-			return resp, nil
-		}
-	}
-	conf := tc.ToolConfirmation()
-	if conf == nil {
-		payload := map[string]any{
-			"language": c.Language, "script": c.Script, "args": c.Args,
-			"stdin": c.Stdin, "skill_name": c.SkillName, "sha256": c.digest(),
-		}
-		if err := tc.RequestConfirmation(hint(c), payload); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("tool %q %w", Name, tool.ErrConfirmationRequired)
-	}
-	if !conf.Confirmed {
-		return scriptrun.ErrorResponse(scriptrun.CodeConfirmationRejected, "the user rejected running this script; do not retry it unchanged"), nil
-	}
-	if d, ok := payloadDigest(conf.Payload); ok && d != c.digest() {
-		return scriptrun.ErrorResponse(scriptrun.CodeConfirmationRejected, "the approved script differs from this call; nothing ran"), nil
-	}
-	var files []codeexec.File
-	if c.SkillName != "" {
-		sk, resp := t.r.LoadSkill(tc, c.SkillName)
-		if resp != nil {
-			return resp, nil
-		}
-		files = sk.Files
-	}
-	script := InlineDir + "/script" + firstExt(*in)
-	files = append(files, codeexec.File{Path: script, Data: []byte(c.Script)})
-	req := &codeexec.Request{Files: files, Script: script, Interpreter: in, Args: c.Args}
-	if c.Stdin != "" {
-		req.Stdin = []byte(c.Stdin)
-	}
-	return t.r.Run(tc, Name, req), nil
-}
-
-// hintStdinChars caps the stdin shown in the hint; the payload carries it
-// whole.
-const hintStdinChars = 2_000
-
-// hint is what the human reads before approving: the language, where it
-// runs, the whole script, the arguments and stdin, with characters that
-// would not display as themselves (terminal escapes, bidirectional
-// overrides) escaped, so the text approved is the text that runs.
-func hint(c call) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Approve running this %s script", c.Language)
-	if c.SkillName != "" {
-		fmt.Fprintf(&b, " in skill %q", c.SkillName)
-	}
-	fmt.Fprintf(&b, "?\n\n--- script ---\n%s\n--- end of script ---\nargs: %q\n", scriptrun.Visible(c.Script), c.Args)
-	if c.Stdin != "" {
-		fmt.Fprintf(&b, "--- stdin (%d bytes) ---\n%s\n--- end of stdin ---\n", len(c.Stdin), truncate.String(scriptrun.Visible(c.Stdin), hintStdinChars))
-	}
-	return b.String()
-}
-
-// payloadDigest reads the digest back from a confirmation payload, whether
-// it is the Go value (in-memory session) or its JSON round trip.
-func payloadDigest(p any) (string, bool) {
-	switch m := p.(type) {
-	case map[string]any:
-		d, ok := m["sha256"].(string)
-		return d, ok
-	case nil:
-		return "", false
-	default:
-		b, err := json.Marshal(p)
-		if err != nil {
-			return "", false
-		}
-		var mm map[string]any
-		if json.Unmarshal(b, &mm) != nil {
-			return "", false
-		}
-		d, ok := mm["sha256"].(string)
-		return d, ok
-	}
-}
-
-func firstExt(in codeexec.Interpreter) string {
-	if len(in.Extensions) > 0 {
-		return in.Extensions[0]
-	}
-	return ""
+	return runscript.NewInline(cfg)
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/adktest"
-	"github.com/adkskills/adkskills/internal/scriptrun"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runinline"
 	"github.com/adkskills/adkskills/tools/runscript"
@@ -109,7 +108,7 @@ func TestApprovedRunsExactlyTheConfirmedScript(t *testing.T) {
 	tc2, _ := adktest.ToolContext(t, svc, "inv2", approval(t, call))
 	resp, err = tl.Run(tc2, changed)
 	require.NoError(t, err)
-	assert.Equal(t, scriptrun.CodeConfirmationRejected, resp["error_code"], "an approval covers only the script it showed")
+	assert.Equal(t, runscript.CodeConfirmationRejected, resp["error_code"], "an approval covers only the script it showed")
 	assert.Equal(t, 1, exec.runs)
 }
 
@@ -118,7 +117,7 @@ func TestRejectedRunsNothing(t *testing.T) {
 	tc, _ := adktest.ToolContext(t, nil, "inv", &toolconfirmation.ToolConfirmation{Confirmed: false})
 	resp, err := tl.Run(tc, call)
 	require.NoError(t, err)
-	assert.Equal(t, scriptrun.CodeConfirmationRejected, resp["error_code"])
+	assert.Equal(t, runscript.CodeConfirmationRejected, resp["error_code"])
 	assert.Zero(t, exec.runs)
 }
 
@@ -129,11 +128,11 @@ func TestInvalidCallsNeedNoApproval(t *testing.T) {
 		code string
 		msg  string
 	}{
-		{map[string]any{"script": "x"}, scriptrun.CodeInvalidArguments, `"language"`},
-		{map[string]any{"language": "ruby", "script": "x"}, scriptrun.CodeInvalidArguments, "python, bash, node"},
-		{map[string]any{"language": "python"}, scriptrun.CodeInvalidArguments, `"script"`},
-		{map[string]any{"language": "python", "script": "x", "args": []any{1.0}}, scriptrun.CodeInvalidArguments, `"args[0]"`},
-		{map[string]any{"language": "python", "script": "x", "skill_name": "nope"}, scriptrun.CodeSkillNotFound, "available skills"},
+		{map[string]any{"script": "x"}, runscript.CodeInvalidArguments, `"language"`},
+		{map[string]any{"language": "ruby", "script": "x"}, runscript.CodeInvalidArguments, "python, bash, node"},
+		{map[string]any{"language": "python"}, runscript.CodeInvalidArguments, `"script"`},
+		{map[string]any{"language": "python", "script": "x", "args": []any{1.0}}, runscript.CodeInvalidArguments, `"args[0]"`},
+		{map[string]any{"language": "python", "script": "x", "skill_name": "nope"}, runscript.CodeSkillNotFound, "available skills"},
 	}
 	for _, c := range cases {
 		tc, _ := adktest.ToolContext(t, nil, "inv")

@@ -49,16 +49,12 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 	svc := artifact.InMemoryService()
 	tc, _ := adktest.ToolContext(b, svc, "bench")
 	args := map[string]any{"skill_name": "bench", "script_path": "scripts/touch.py"}
-	files := []codeexec.File{
-		{Path: "SKILL.md", Data: []byte("---\nname: bench\ndescription: Bench.\n---\n")},
-		{Path: "scripts/touch.py", Data: []byte("open('out.txt', 'w').write('x')\n")},
-		{Path: "data/table.csv", Data: []byte("a,b\n1,2\n")},
-	}
+	skillFS := os.DirFS(skill)
 	var bare, tool []time.Duration
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
-		res, err := exec.Execute(context.Background(), &codeexec.Request{Files: files, Script: "scripts/touch.py"})
+		res, err := exec.Execute(context.Background(), &codeexec.Request{Skill: skillFS, SkillName: "bench", Script: "scripts/touch.py"})
 		if err != nil || res.ExitCode != 0 || len(res.Files) != 1 {
 			b.Fatalf("bare run: %v %+v", err, res)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"time"
 
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/tool"
@@ -17,9 +18,9 @@ import (
 // (skilltoolset.New adds ADK's skill tools and the instruction as well).
 func ExampleNew() {
 	run, err := runscript.New(runscript.Config{
-		Source:         skilltoolset.NewFSSource(os.DirFS("../../testdata/skills")),
-		Executor:       codeexec.NewSandbox(),
-		MaxOutputChars: 10_000,
+		Source:   skilltoolset.NewFSSource(os.DirFS("../../testdata/skills")),
+		Executor: codeexec.NewSandbox(),
+		Limits:   codeexec.Limits{MaxOutputChars: 10_000, Timeout: time.Minute},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -30,4 +31,29 @@ func ExampleNew() {
 	}
 	fmt.Println(run.Name())
 	// Output: run_skill_script
+}
+
+// Run_skill_inline_script: every call waits for a human's approval through
+// ADK's tool confirmation before it runs.
+func ExampleNewInline() {
+	inline, err := runscript.NewInline(runscript.Config{Executor: codeexec.NewSandbox()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(inline.Name())
+	// Output: run_skill_inline_script
+}
+
+// A function response read back into the typed Response, as a test or a
+// callback would.
+func ExampleParseResponse() {
+	res, err := runscript.ParseResponse(map[string]any{
+		"status": "error", "exit_code": float64(3), "timed_out": false, "stdout": "", "stderr": "bad input\n",
+		"output_files": []any{map[string]any{"name": "dist/report.md", "artifact": "dist%2Freport.md", "version": float64(2), "mime_type": "text/markdown", "size_bytes": float64(12)}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Status, res.ExitCode, res.OutputFiles[0].Name, res.OutputFiles[0].Version)
+	// Output: error 3 dist/report.md 2
 }

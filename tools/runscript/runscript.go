@@ -1,41 +1,75 @@
-// Package runscript provides run_skill_script, the tool that runs a script
-// shipped in an Agent Skill's folder through a codeexec.Executor and returns
-// its exit code, capped output and the files it wrote (saved as session
-// artifacts, listed by name in the response).
+// Package runscript provides the two script tools: run_skill_script
+// ([New]), which runs a script shipped in an Agent Skill's folder, and
+// run_skill_inline_script ([NewInline]), which runs code the model wrote
+// after a human approves it. Both run through a codeexec.Executor and
+// answer with one [Response]: the exit code, the capped output, and the
+// files the run wrote, saved as session artifacts and listed by name.
 //
-// Most agents get it from skilltoolset.New, which also declares ADK's
+// Most agents get both from skilltoolset.New, which also declares ADK's
 // list_skills, load_skill and load_skill_resource and tells the model how to
 // use them; use this package directly to compose your own toolset.
 package runscript
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/tool"
+	"google.golang.org/adk/tool/skilltoolset/skill"
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/adkglue"
-	"github.com/adkskills/adkskills/internal/scriptrun"
 )
 
 // Name is the tool's name as the model sees it.
 const Name = "run_skill_script"
 
 // Config configures a script tool; run_skill_script and
-// run_skill_inline_script share it. The executor owns the interpreter table
-// (codeexec.TableOf): it decides which scripts run.
-type Config = scriptrun.Config
+// run_skill_inline_script share it.
+type Config struct {
+	// Source finds skills and their files. Required for run_skill_script;
+	// optional for run_skill_inline_script (without it, skill_name is
+	// refused).
+	Source skill.Source
+	// Executor runs the scripts and owns the interpreter table
+	// (codeexec.TableOf): it decides which scripts run and which inline
+	// languages exist. Nil: every call answers NO_CODE_EXECUTOR. An
+	// executor with a configuration error (codeexec.ConfigError) is
+	// refused by New.
+	Executor codeexec.Executor
+	// Limits bound every run: the time limit, the cap on stdout and stderr,
+	// the output files returned, the bytes staged. Zero fields mean the
+	// codeexec defaults. The model cannot change them.
+	Limits codeexec.Limits
+	// Logger receives what the model must not see (host paths, executor
+	// failures, save errors). Nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// Validate reports the first invalid value: a negative limit, or an
+// executor with a configuration error. New and NewInline call it.
+func (c *Config) Validate() error {
+	if err := c.Limits.Validate(); err != nil {
+		return fmt.Errorf("limits: %w", err)
+	}
+	if c.Executor != nil {
+		if err := codeexec.ConfigError(c.Executor); err != nil {
+			return fmt.Errorf("the executor: %w", err)
+		}
+	}
+	return nil
+}
 
 // New returns the run_skill_script tool.
 func New(cfg Config) (tool.Tool, error) {
 	if cfg.Source == nil {
 		return nil, fmt.Errorf("runscript: a skill source is required")
 	}
-	r, err := scriptrun.New(cfg)
+	r, err := newRunner(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("runscript: %w", err)
 	}
@@ -43,7 +77,7 @@ func New(cfg Config) (tool.Tool, error) {
 }
 
 type runScript struct {
-	r *scriptrun.Runner
+	r *runner
 }
 
 func (t *runScript) Name() string { return Name }
@@ -64,7 +98,7 @@ func (t *runScript) Declaration() *genai.FunctionDeclaration {
 			Properties: map[string]*genai.Schema{
 				"skill_name": {Type: genai.TypeString, Description: "The name of the skill, as listed in <available_skills>."},
 				"script_path": {Type: genai.TypeString, Description: "The script's path relative to the skill's root folder, " +
-					"e.g. \"scripts/report.py\". Supported: " + extensionsText(t.r.Table()) + "."},
+					"e.g. \"scripts/report.py\". Supported: " + extensionsText(t.r.table()) + "."},
 				"args":  {Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: "Command-line arguments, passed to the script as argv (no shell)."},
 				"stdin": {Type: genai.TypeString, Description: "Optional text for the script's standard input."},
 			},
@@ -77,52 +111,57 @@ func (t *runScript) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) e
 	return adkglue.PackTool(req, t)
 }
 
-// Run validates the arguments, stages the skill and runs the script.
+// Run validates the arguments, finds the skill and runs the script.
 func (t *runScript) Run(tc agent.ToolContext, args any) (map[string]any, error) {
-	a, err := scriptrun.ParseArgs(args, "skill_name", "script_path", "args", "stdin")
+	return t.call(tc, args).Map(), nil
+}
+
+// call is Run with the typed response.
+func (t *runScript) call(tc agent.ToolContext, args any) *Response {
+	a, err := parseArgs(args, "skill_name", "script_path", "args", "stdin")
 	if err != nil {
-		return scriptrun.ErrorResponse(scriptrun.CodeInvalidArguments, err.Error()), nil
+		return errorResponse(CodeInvalidArguments, err.Error())
 	}
 	name, err := a.String("skill_name", true, 1024)
 	if err != nil {
-		return scriptrun.ErrorResponse(scriptrun.CodeInvalidArguments, err.Error()), nil
+		return errorResponse(CodeInvalidArguments, err.Error())
 	}
 	raw, err := a.String("script_path", true, 4096)
 	if err != nil {
-		return scriptrun.ErrorResponse(scriptrun.CodeInvalidArguments, err.Error()), nil
+		return errorResponse(CodeInvalidArguments, err.Error())
 	}
-	script, err := scriptrun.CleanPath("script_path", raw)
+	script, err := cleanPath("script_path", raw)
 	if err != nil {
-		return scriptrun.ErrorResponse(scriptrun.CodeInvalidArguments, err.Error()), nil
+		return errorResponse(CodeInvalidArguments, err.Error())
 	}
 	argv, err := a.Strings("args")
 	if err != nil {
-		return scriptrun.ErrorResponse(scriptrun.CodeInvalidArguments, err.Error()), nil
+		return errorResponse(CodeInvalidArguments, err.Error())
 	}
-	stdin, err := a.String("stdin", false, scriptrun.MaxStdinBytes)
+	stdin, err := a.String("stdin", false, MaxStdinBytes)
 	if err != nil {
-		return scriptrun.ErrorResponse(scriptrun.CodeInvalidArguments, err.Error()), nil
+		return errorResponse(CodeInvalidArguments, err.Error())
 	}
 	if t.r.Executor == nil {
-		return scriptrun.NoExecutor(), nil
+		return noExecutor()
 	}
-	sk, resp := t.r.LoadSkill(tc, name)
+	sk, resp := t.r.loadSkill(tc, name)
 	if resp != nil {
-		return resp, nil
+		return resp
 	}
-	if !sk.Has(script) {
-		return t.r.ScriptMiss(tc, name, raw, sk.Runnable(t.r.Table())), nil
+	if !sk.has(script) {
+		return t.r.scriptMiss(tc, name, raw, sk.runnable(t.r.table()))
 	}
-	in, err := t.r.Table().ForScript(script)
+	in, err := t.r.table().ForScript(script)
 	if err != nil {
-		return scriptrun.ErrorResponse(scriptrun.CodeUnsupportedScriptType, fmt.Sprintf(
-			"%q cannot be run: supported extensions are %s", raw, extensionsText(t.r.Table()))), nil
+		return errorResponse(CodeUnsupportedScriptType, fmt.Sprintf(
+			"%q cannot be run: supported extensions are %s", raw, extensionsText(t.r.table())))
 	}
-	req := &codeexec.Request{Files: sk.Files, Script: script, Interpreter: &in, Args: argv}
+	req := &codeexec.Request{Skill: sk.fsys, SkillName: sk.name, Script: script, Interpreter: &in, Args: argv}
 	if stdin != "" {
 		req.Stdin = []byte(stdin)
 	}
-	return t.r.Run(tc, Name, req), nil
+	return t.r.run(tc, Name, req)
 }
 
 func extensionsText(t codeexec.Interpreters) string {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/adktest"
-	"github.com/adkskills/adkskills/internal/scriptrun"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
@@ -61,18 +60,18 @@ func TestRunScriptAnswers(t *testing.T) {
 		code string
 		msg  string
 	}{
-		{"missing skill_name", map[string]any{"script_path": "scripts/hello.sh"}, scriptrun.CodeInvalidArguments, `"skill_name"`},
-		{"missing script_path", map[string]any{"skill_name": "demo"}, scriptrun.CodeInvalidArguments, `"script_path"`},
-		{"args not a list", map[string]any{"skill_name": "demo", "script_path": "scripts/hello.sh", "args": "x y"}, scriptrun.CodeInvalidArguments, `"args"`},
-		{"stdin not a string", map[string]any{"skill_name": "demo", "script_path": "scripts/hello.sh", "stdin": 1.0}, scriptrun.CodeInvalidArguments, `"stdin"`},
-		{"unknown argument", map[string]any{"skill_name": "demo", "script_path": "scripts/hello.sh", "shell": true}, scriptrun.CodeInvalidArguments, `"shell"`},
-		{"traversal", map[string]any{"skill_name": "demo", "script_path": "../demo/scripts/hello.sh"}, scriptrun.CodeInvalidArguments, `".."`},
-		{"absolute", map[string]any{"skill_name": "demo", "script_path": "/bin/sh"}, scriptrun.CodeInvalidArguments, "absolute"},
-		{"unknown skill", map[string]any{"skill_name": "nope", "script_path": "scripts/hello.sh"}, scriptrun.CodeSkillNotFound, "available skills: [demo]"},
-		{"skill traversal", map[string]any{"skill_name": "../skills", "script_path": "x.sh"}, scriptrun.CodeSkillNotFound, ""},
-		{"missing script", map[string]any{"skill_name": "demo", "script_path": "scripts/nope.sh"}, scriptrun.CodeScriptNotFound, "scripts/hello.sh"},
-		{"symlinked script", map[string]any{"skill_name": "demo", "script_path": "scripts/evil.sh"}, scriptrun.CodeScriptNotFound, ""},
-		{"not a script", map[string]any{"skill_name": "demo", "script_path": "references/doc.md"}, scriptrun.CodeUnsupportedScriptType, ".py, .sh"},
+		{"missing skill_name", map[string]any{"script_path": "scripts/hello.sh"}, runscript.CodeInvalidArguments, `"skill_name"`},
+		{"missing script_path", map[string]any{"skill_name": "demo"}, runscript.CodeInvalidArguments, `"script_path"`},
+		{"args not a list", map[string]any{"skill_name": "demo", "script_path": "scripts/hello.sh", "args": "x y"}, runscript.CodeInvalidArguments, `"args"`},
+		{"stdin not a string", map[string]any{"skill_name": "demo", "script_path": "scripts/hello.sh", "stdin": 1.0}, runscript.CodeInvalidArguments, `"stdin"`},
+		{"unknown argument", map[string]any{"skill_name": "demo", "script_path": "scripts/hello.sh", "shell": true}, runscript.CodeInvalidArguments, `"shell"`},
+		{"traversal", map[string]any{"skill_name": "demo", "script_path": "../demo/scripts/hello.sh"}, runscript.CodeInvalidArguments, `".."`},
+		{"absolute", map[string]any{"skill_name": "demo", "script_path": "/bin/sh"}, runscript.CodeInvalidArguments, "absolute"},
+		{"unknown skill", map[string]any{"skill_name": "nope", "script_path": "scripts/hello.sh"}, runscript.CodeSkillNotFound, "available skills: [demo]"},
+		{"skill traversal", map[string]any{"skill_name": "../skills", "script_path": "x.sh"}, runscript.CodeSkillNotFound, ""},
+		{"missing script", map[string]any{"skill_name": "demo", "script_path": "scripts/nope.sh"}, runscript.CodeScriptNotFound, "scripts/hello.sh"},
+		{"symlinked script", map[string]any{"skill_name": "demo", "script_path": "scripts/evil.sh"}, runscript.CodeScriptNotFound, ""},
+		{"not a script", map[string]any{"skill_name": "demo", "script_path": "references/doc.md"}, runscript.CodeUnsupportedScriptType, ".py, .sh"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -145,7 +144,7 @@ func TestRunScriptWithoutExecutor(t *testing.T) {
 	tc, _ := adktest.ToolContext(t, nil, "inv")
 	resp, err := tl.Run(tc, map[string]any{"skill_name": "demo", "script_path": "scripts/hello.sh"})
 	require.NoError(t, err)
-	assert.Equal(t, scriptrun.CodeNoCodeExecutor, resp["error_code"])
+	assert.Equal(t, runscript.CodeNoCodeExecutor, resp["error_code"])
 }
 
 func TestDeclaration(t *testing.T) {
@@ -174,11 +173,11 @@ func TestConfigValidation(t *testing.T) {
 	src := skilltoolset.NewFSSource(os.DirFS(t.TempDir()))
 	bad := []runscript.Config{
 		{},
-		{Source: src, MaxOutputChars: -1},
-		{Source: src, Timeout: -1},
-		{Source: src, MaxSkillBytes: -1},
-		{Source: src, OutputLimits: codeexec.OutputLimits{MaxTotalBytes: -1}},
-		{Source: src, Env: map[string]string{"A=B": "x"}},
+		{Source: src, Limits: codeexec.Limits{MaxOutputChars: -1}},
+		{Source: src, Limits: codeexec.Limits{Timeout: -1}},
+		{Source: src, Limits: codeexec.Limits{MaxSkillBytes: -1}},
+		{Source: src, Limits: codeexec.Limits{Output: codeexec.FileLimits{MaxTotalBytes: -1}}},
+		{Source: src, Executor: codeexec.NewLocal(codeexec.WithEnv(map[string]string{"A=B": "x"}))},
 	}
 	for i, c := range bad {
 		_, err := runscript.New(c)

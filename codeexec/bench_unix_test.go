@@ -1,3 +1,5 @@
+//go:build unix
+
 package codeexec
 
 import (
@@ -130,7 +132,7 @@ func BenchmarkLocalMemory(b *testing.B) {
 	e := NewLocal()
 	req := script("scripts/gen.py", genSrc)
 	req.Args = []string{strconv.Itoa(benchStreamBytes), "both"}
-	req.Timeout = 10 * time.Minute
+	req.Limits.Timeout = 10 * time.Minute
 	var peak uint64
 	b.SetBytes(2 * benchStreamBytes)
 	b.ResetTimer()
@@ -152,7 +154,7 @@ func BenchmarkCaptureThroughput(b *testing.B) {
 	e := NewLocal()
 	req := script("scripts/gen.py", genSrc)
 	req.Args = []string{strconv.Itoa(benchStreamBytes), "stdout"}
-	req.Timeout = 10 * time.Minute
+	req.Limits.Timeout = 10 * time.Minute
 	plain := newPlainRun(b, req.Script, genSrc)
 	var local, base, localCPU, baseCPU time.Duration
 	b.SetBytes(benchStreamBytes)

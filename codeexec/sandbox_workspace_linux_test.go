@@ -69,7 +69,7 @@ func TestSandboxWorkspaceNotShared(t *testing.T) {
 	done := make(chan outcome, 1)
 	go func() {
 		req := script("scripts/share.sh", sharedWorkspaceScript)
-		req.Timeout = hardDeadline
+		req.Limits.Timeout = hardDeadline
 		res, err := NewSandbox(WithWorkspaceDir(dir)).Execute(context.Background(), req)
 		done <- outcome{res, err}
 	}()

@@ -1,4 +1,4 @@
-package scriptrun
+package runscript
 
 import (
 	"fmt"
@@ -24,15 +24,15 @@ const maxWarnings = 10
 // Saves are issued one at a time: ADK v1.7.0 records each save in the tool's
 // EventActions.ArtifactDelta map without a lock (agent/callback_context.go,
 // trackedArtifacts.Save), so concurrent saves through one ToolContext race.
-func (r *Runner) saveScriptOutputs(tc agent.ToolContext, files []codeexec.File) ([]map[string]any, []string) {
-	manifest := make([]map[string]any, 0, len(files))
+func (r *runner) saveScriptOutputs(tc agent.ToolContext, files []codeexec.File) ([]OutputFile, []string) {
+	manifest := make([]OutputFile, 0, len(files))
 	if len(files) == 0 {
 		return manifest, nil
 	}
 	arts := tc.Artifacts()
 	var failed []string
 	for _, f := range files {
-		entry := map[string]any{"name": DisplayPath(f.Path)}
+		entry := OutputFile{Name: DisplayPath(f.Path)}
 		data, err := encoding.Decode(f.Path, f.Data, f.Encoding)
 		if err != nil {
 			r.logger().Error("adkskills: decoding output file", "path", f.Path, "error", err)
@@ -40,8 +40,8 @@ func (r *Runner) saveScriptOutputs(tc agent.ToolContext, files []codeexec.File) 
 			continue
 		}
 		mimeType := encoding.MIMEType(f.Path, data)
-		entry["mime_type"] = mimeType
-		entry["size_bytes"] = len(data)
+		entry.MIMEType = mimeType
+		entry.SizeBytes = int64(len(data))
 		if arts == nil {
 			manifest = append(manifest, entry)
 			continue
@@ -53,8 +53,8 @@ func (r *Runner) saveScriptOutputs(tc agent.ToolContext, files []codeexec.File) 
 			failed = append(failed, DisplayPath(f.Path))
 			continue
 		}
-		entry["artifact"] = name
-		entry["version"] = resp.Version
+		entry.Artifact = name
+		entry.Version = resp.Version
 		manifest = append(manifest, entry)
 	}
 	var warnings []string
@@ -79,7 +79,7 @@ func joinNames(names []string) string {
 }
 
 // joinWarnings joins warnings into one sentence list, at most maxWarnings of
-// them, counting the rest.
+// them, counting the rest ("" for none).
 func joinWarnings(ws []string) string {
 	if len(ws) <= maxWarnings {
 		return strings.Join(ws, "; ")

@@ -4,9 +4,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/adkskills/adkskills/internal/truncate"
 )
@@ -20,12 +18,6 @@ const captureBufBytes = 1 << 20
 
 // captureBufs recycles read buffers across streams and runs.
 var captureBufs = sync.Pool{New: func() any { return new([captureBufBytes]byte) }}
-
-// pipeBytes is the pipe capacity asked for (F_SETPIPE_SZ), so a child
-// writing large blocks wakes the reader once per block, not per 64 KiB. It
-// is best effort: an unprivileged process is bounded by
-// /proc/sys/fs/pipe-max-size (1 MiB by default).
-const pipeBytes = 1 << 20
 
 // output is one captured stream of a run: a pipe the pipeline owns, whose
 // write end the child inherits as an *os.File (so os/exec starts no copy
@@ -97,39 +89,6 @@ func (o *output) stream() Stream {
 	return Stream{Text: o.capt.String(), TotalChars: o.capt.TotalChars(), Truncated: o.capt.Truncated()}
 }
 
-// Poll bits (the same on every Linux architecture).
-const (
-	pollIN  = 0x1
-	pollHUP = 0x10
-)
-
-// pipeState asks the kernel about the read end: whether any process still
-// holds the write end (no POLLHUP) and how many bytes wait in the pipe
-// (FIONREAD). ok is false when it cannot tell (the pipe is closed).
-func (o *output) pipeState() (writers bool, pending int, ok bool) {
-	rc, err := o.r.SyscallConn()
-	if err != nil {
-		return false, 0, false
-	}
-	_ = rc.Control(func(fd uintptr) {
-		pfd := struct {
-			fd              int32
-			events, revents int16
-		}{fd: int32(fd), events: pollIN}
-		var zero syscall.Timespec // do not wait
-		if _, _, e := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1,
-			uintptr(unsafe.Pointer(&zero)), 0, 0, 0); e != 0 {
-			return
-		}
-		var n int32
-		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n))); e != 0 {
-			return
-		}
-		writers, pending, ok = pfd.revents&pollHUP == 0, int(n), true
-	})
-	return writers, pending, ok
-}
-
 // drainCapWaitDelays is the hard cap of drain in WaitDelays: how long
 // after the run's process group is dead the pipeline keeps reading a pipe
 // that a process which escaped the group holds and keeps writing to.
@@ -187,16 +146,4 @@ func drain(outs []*output, idle, hardCap time.Duration) {
 			}
 		}
 	}
-}
-
-// growPipe asks for a pipeBytes capacity on f, a pipe.
-func growPipe(f *os.File) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return
-	}
-	const fSETPIPESZ = 1031 // F_SETPIPE_SZ
-	_ = rc.Control(func(fd uintptr) {
-		_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, fSETPIPESZ, pipeBytes)
-	})
 }

@@ -259,7 +259,7 @@ exit 0
 func (s *Sandbox) trial(ctx context.Context, h *sandboxHost) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	ws, err := newWorkspace(s.cfg.workspaceParent())
+	ws, err := newWorkspace(s.cfg.workspaceParent(), DefaultSkillName)
 	if err != nil {
 		return fmt.Errorf("%w: trial workspace: %v", ErrSandboxUnavailable, err)
 	}
@@ -270,10 +270,10 @@ func (s *Sandbox) trial(ctx context.Context, h *sandboxHost) error {
 		}
 	}
 	argv := []string{"/bin/sh", "-c", trialScript, "sh", ws.root}
-	cmd := exec.CommandContext(ctx, h.bwrap, s.bwrapArgs(h, ws.dir, h.tools, argv, 0)...)
+	cmd := exec.CommandContext(ctx, h.bwrap, s.bwrapArgs(h, ws.dir, ws.name, h.tools, argv, 0)...)
 	cmd.Env = []string{"PATH=" + defaultPATH, "LC_ALL=C"}
 	cmd.Dir = "/"
-	res, err := run(cmd, &Request{MaxOutputChars: 4096}, time.Second)
+	res, err := run(cmd, nil, 4096, time.Second)
 	if err != nil {
 		return fmt.Errorf("%w: bubblewrap %s: %v", ErrSandboxUnavailable, h.version, err)
 	}
@@ -491,7 +491,7 @@ func (s *Sandbox) view(ctx context.Context, h *sandboxHost, p *plan) (*runView, 
 	}
 	for _, d := range s.readOnly {
 		if err := shared(d); err != nil {
-			return nil, fmt.Errorf("%w: WithReadOnlyPaths(%q) %v", ErrInvalidRequest, d, err)
+			return nil, fmt.Errorf("%w: WithReadOnlyPaths(%q) %v", ErrInvalidConfig, d, err)
 		}
 		dsts = append(dsts, d)
 	}
@@ -555,16 +555,16 @@ func (s *Sandbox) interpreter(ctx context.Context, h *sandboxHost, path string, 
 	pyenvRoot, _ := lookupEnv(env, "PYENV_ROOT")
 	pyenvVersion, _ := lookupEnv(env, "PYENV_VERSION")
 	key := path + "\x00" + pyenvRoot + "\x00" + pyenvVersion
-	s.interpMu.Lock()
-	if s.interps == nil {
-		s.interps = map[string]*interpEntry{}
+	s.state.interpMu.Lock()
+	if s.state.interps == nil {
+		s.state.interps = map[string]*interpEntry{}
 	}
-	e := s.interps[key]
+	e := s.state.interps[key]
 	if e == nil {
 		e = &interpEntry{}
-		s.interps[key] = e
+		s.state.interps[key] = e
 	}
-	s.interpMu.Unlock()
+	s.state.interpMu.Unlock()
 	// One computation per key, however many runs start at once; a failure
 	// is not remembered.
 	e.mu.Lock()

@@ -1,9 +1,10 @@
-package scriptrun
+package runscript
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestCleanPath(t *testing.T) {
 		{in: "./", err: "must name a file"},
 	}
 	for _, c := range cases {
-		got, err := CleanPath("script_path", c.in)
+		got, err := cleanPath("script_path", c.in)
 		if c.err != "" {
 			require.Error(t, err, c.in)
 			assert.Contains(t, err.Error(), c.err, c.in)
@@ -86,7 +87,7 @@ func TestArgs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a, err := ParseArgs(c.args, known...)
+			a, err := parseArgs(c.args, known...)
 			var s string
 			var l []string
 			if err == nil {
@@ -127,54 +128,68 @@ func testSource() skill.Source {
 	}, nil)
 }
 
-func TestLoadSkillStagesWholeFolder(t *testing.T) {
-	r := &Runner{Config: Config{Source: testSource()}}
-	sk, resp := r.LoadSkill(context.Background(), "demo")
+func TestLoadSkillListsWholeFolder(t *testing.T) {
+	r := &runner{Config: Config{Source: testSource()}}
+	sk, resp := r.loadSkill(context.Background(), "demo")
 	require.Nil(t, resp)
-	var paths []string
-	for _, f := range sk.Files {
-		paths = append(paths, f.Path)
-	}
-	assert.Equal(t, []string{"SKILL.md", "cards/c.bin", "references/doc.md", "scripts/run.py"}, paths)
-	assert.Equal(t, []byte{0, 1, 2, 255}, sk.Files[1].Data, "binary files are staged byte for byte")
-	assert.True(t, sk.Has("scripts/run.py"))
-	assert.False(t, sk.Has("scripts/nope.py"))
-	assert.Equal(t, []string{"scripts/run.py"}, sk.Runnable(codeexec.DefaultInterpreters()))
+	assert.Equal(t, "demo", sk.name)
+	assert.Equal(t, []string{"SKILL.md", "cards/c.bin", "references/doc.md", "scripts/run.py"}, sk.paths)
+	data, err := fs.ReadFile(sk.fsys, "cards/c.bin")
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0, 1, 2, 255}, data, "binary files are read byte for byte")
+	assert.True(t, sk.has("scripts/run.py"))
+	assert.False(t, sk.has("scripts/nope.py"))
+	assert.Equal(t, []string{"scripts/run.py"}, sk.runnable(codeexec.DefaultInterpreters()))
 
-	_, resp = r.LoadSkill(context.Background(), "nope")
-	assert.Equal(t, CodeSkillNotFound, resp["error_code"])
-	assert.Contains(t, resp["error"], "available skills: [big demo]")
+	_, resp = r.loadSkill(context.Background(), "nope")
+	assert.Equal(t, CodeSkillNotFound, resp.ErrorCode)
+	assert.Contains(t, resp.Error, "available skills: [big demo]")
 
-	_, resp = r.LoadSkill(context.Background(), "../demo")
-	assert.Equal(t, CodeSkillNotFound, resp["error_code"])
+	_, resp = r.loadSkill(context.Background(), "../demo")
+	assert.Equal(t, CodeSkillNotFound, resp.ErrorCode)
 
-	broken := &Runner{Config: Config{Source: skillfs.New(fstest.MapFS{"bad/SKILL.md": {Data: []byte("---\nname: bad\n")}}, nil), Logger: slog.New(slog.DiscardHandler)}}
-	_, resp = broken.LoadSkill(context.Background(), "bad")
-	assert.Equal(t, CodeSkillNotFound, resp["error_code"], "a skill the catalogue leaves out is not found, not an infrastructure failure")
-	assert.Contains(t, resp["error"], "SKILL.md is invalid")
+	broken := &runner{Config: Config{Source: skillfs.New(fstest.MapFS{"bad/SKILL.md": {Data: []byte("---\nname: bad\n")}}, nil), Logger: slog.New(slog.DiscardHandler)}}
+	_, resp = broken.loadSkill(context.Background(), "bad")
+	assert.Equal(t, CodeSkillNotFound, resp.ErrorCode, "a skill the catalogue leaves out is not found, not an infrastructure failure")
+	assert.Contains(t, resp.Error, "SKILL.md is invalid")
+}
 
-	small := &Runner{Config: Config{Source: testSource(), MaxSkillBytes: 1023, Logger: slog.New(slog.DiscardHandler)}}
-	_, resp = small.LoadSkill(context.Background(), "big")
-	assert.Equal(t, CodeExecutionError, resp["error_code"])
-	assert.Contains(t, resp["error"], "over the staging limit")
-	exact := &Runner{Config: Config{Source: testSource(), MaxSkillBytes: int64(1024 + len("---\nname: big\ndescription: Big.\n---\n"))}}
-	_, resp = exact.LoadSkill(context.Background(), "big")
-	assert.Nil(t, resp, "a folder exactly at the limit stages")
+// plainSource hides skillfs.Source's own type: the tool must then read the
+// skill through ListResources and LoadResource.
+type plainSource struct{ skill.Source }
+
+func TestLoadSkillFromAnySource(t *testing.T) {
+	r := &runner{Config: Config{Source: plainSource{testSource()}}}
+	sk, resp := r.loadSkill(context.Background(), "demo")
+	require.Nil(t, resp)
+	var walked []string
+	require.NoError(t, fs.WalkDir(sk.fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			walked = append(walked, p)
+		}
+		return err
+	}))
+	assert.Equal(t, sk.paths, walked, "the folder walks as the source lists it")
+	data, err := fs.ReadFile(sk.fsys, "cards/c.bin")
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0, 1, 2, 255}, data)
+	_, err = sk.fsys.Open("../demo/SKILL.md")
+	assert.Error(t, err)
 }
 
 func TestScriptMissBecomesFatal(t *testing.T) {
-	r := &Runner{}
+	r := &runner{}
 	tc, _ := adktest.ToolContext(t, nil, "inv-a")
-	first := r.ScriptMiss(tc, "demo", "scripts/x.py", []string{"scripts/run.py"})
-	assert.Equal(t, CodeScriptNotFound, first["error_code"])
-	assert.Contains(t, first["error"], "scripts/run.py")
+	first := r.scriptMiss(tc, "demo", "scripts/x.py", []string{"scripts/run.py"})
+	assert.Equal(t, CodeScriptNotFound, first.ErrorCode)
+	assert.Contains(t, first.Error, "scripts/run.py")
 	other0, _ := adktest.ToolContext(t, nil, "inv-0")
-	assert.NotContains(t, r.ScriptMiss(other0, "demo", "scripts/x.py", nil)["error"], "runnable files", "no empty list is offered")
-	second := r.ScriptMiss(tc, "demo", "scripts/x.py", nil)
-	assert.Equal(t, CodeScriptNotFoundFatal, second["error_code"])
-	assert.Contains(t, second["error"], "stop retrying")
+	assert.NotContains(t, r.scriptMiss(other0, "demo", "scripts/x.py", nil).Error, "runnable files", "no empty list is offered")
+	second := r.scriptMiss(tc, "demo", "scripts/x.py", nil)
+	assert.Equal(t, CodeScriptNotFoundFatal, second.ErrorCode)
+	assert.Contains(t, second.Error, "stop retrying")
 	other, _ := adktest.ToolContext(t, nil, "inv-b")
-	assert.Equal(t, CodeScriptNotFound, r.ScriptMiss(other, "demo", "scripts/x.py", nil)["error_code"], "counts are per invocation")
+	assert.Equal(t, CodeScriptNotFound, r.scriptMiss(other, "demo", "scripts/x.py", nil).ErrorCode, "counts are per invocation")
 }
 
 // errExecutor fails every run with err.
@@ -194,21 +209,22 @@ func TestRunMapsExecutorErrors(t *testing.T) {
 		{fmt.Errorf("bwrap: %w", codeexec.ErrSandboxUnavailable), CodeExecutionError, "sandbox is not available"},
 		{fmt.Errorf("exec /usr/bin/python3: %w", codeexec.ErrStart), CodeExecutionError, "interpreter could not be started"},
 		{fmt.Errorf("mkdir /tmp/x: %w", codeexec.ErrWorkspace), CodeExecutionError, "workspace could not be prepared"},
+		{fmt.Errorf("over /tmp limit: %w", codeexec.ErrInvalidRequest), CodeExecutionError, "could not be staged"},
 		{context.Canceled, CodeExecutionError, "cancelled"},
 		{errors.New("/secret/host/path exploded"), CodeExecutionError, "could not be run"},
 	}
 	for _, c := range cases {
 		var logs strings.Builder
-		r := &Runner{Config: Config{Executor: errExecutor{c.err}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
+		r := &runner{Config: Config{Executor: errExecutor{c.err}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
 		tc, _ := adktest.ToolContext(t, nil, "inv")
-		resp := r.Run(tc, "run_skill_script", &codeexec.Request{Script: "s.py"})
-		assert.Equal(t, c.code, resp["error_code"], c.err)
-		assert.Contains(t, resp["error"], c.contains)
-		assert.NotContains(t, resp["error"], "/", "no host detail reaches the model: %v", resp["error"])
+		resp := r.run(tc, "run_skill_script", &codeexec.Request{Script: "s.py"})
+		assert.Equal(t, c.code, resp.ErrorCode, c.err)
+		assert.Contains(t, resp.Error, c.contains)
+		assert.NotContains(t, resp.Error, "/", "no host detail reaches the model: %v", resp.Error)
 		assert.Contains(t, logs.String(), c.err.Error(), "the detail is logged")
 	}
-	resp := (&Runner{}).Run(nil, "run_skill_script", &codeexec.Request{})
-	assert.Equal(t, CodeNoCodeExecutor, resp["error_code"])
+	resp := (&runner{}).run(nil, "run_skill_script", &codeexec.Request{})
+	assert.Equal(t, CodeNoCodeExecutor, resp.ErrorCode)
 }
 
 // capture records the request it is given.
@@ -219,47 +235,41 @@ func (c *capture) Execute(_ context.Context, req *codeexec.Request) (*codeexec.R
 	return &codeexec.Result{}, nil
 }
 
-func TestRunFillsLimitsAndEnv(t *testing.T) {
+func TestRunFillsLimits(t *testing.T) {
 	c := &capture{}
-	r := &Runner{Config: Config{Executor: c, MaxOutputChars: 7, Timeout: 3, Env: map[string]string{"A": "operator", "B": "operator"},
-		OutputLimits: codeexec.OutputLimits{MaxFiles: 2}}}
+	lim := codeexec.Limits{MaxOutputChars: 7, Timeout: 3, Output: codeexec.FileLimits{MaxFiles: 2}, MaxSkillBytes: 9}
+	r := &runner{Config: Config{Executor: c, Limits: lim}}
 	tc, _ := adktest.ToolContext(t, nil, "inv")
-	r.Run(tc, "t", &codeexec.Request{Env: map[string]string{"B": "request"}})
-	assert.Equal(t, 7, c.req.MaxOutputChars)
-	assert.EqualValues(t, 3, c.req.Timeout)
-	assert.Equal(t, codeexec.OutputLimits{MaxFiles: 2}, c.req.Limits)
-	assert.Equal(t, map[string]string{"A": "operator", "B": "request"}, c.req.Env)
-
-	bare := &Runner{Config: Config{Executor: c}}
-	bare.Run(tc, "t", &codeexec.Request{Env: map[string]string{"C": "request"}})
-	assert.Equal(t, map[string]string{"C": "request"}, c.req.Env, "without operator variables the request's stay")
+	r.run(tc, "t", &codeexec.Request{Env: map[string]string{"B": "request"}, Limits: codeexec.Limits{Timeout: 99}})
+	assert.Equal(t, lim, c.req.Limits, "the operator's limits, whatever the request said")
+	assert.Equal(t, map[string]string{"B": "request"}, c.req.Env, "the request's variables pass through")
 }
 
 func TestNewValidatesConfig(t *testing.T) {
 	bad := map[string]Config{
-		"negative chars":     {MaxOutputChars: -1},
-		"negative timeout":   {Timeout: -1},
-		"negative staging":   {MaxSkillBytes: -1},
-		"negative files":     {OutputLimits: codeexec.OutputLimits{MaxFiles: -1}},
-		"negative file size": {OutputLimits: codeexec.OutputLimits{MaxFileBytes: -1}},
-		"negative total":     {OutputLimits: codeexec.OutputLimits{MaxTotalBytes: -1}},
-		"env name with =":    {Env: map[string]string{"A=B": "x"}},
-		"env value with NUL": {Env: map[string]string{"A": "x\x00"}},
+		"negative chars":     {Limits: codeexec.Limits{MaxOutputChars: -1}},
+		"negative timeout":   {Limits: codeexec.Limits{Timeout: -1}},
+		"negative staging":   {Limits: codeexec.Limits{MaxSkillBytes: -1}},
+		"negative files":     {Limits: codeexec.Limits{Output: codeexec.FileLimits{MaxFiles: -1}}},
+		"negative file size": {Limits: codeexec.Limits{Output: codeexec.FileLimits{MaxFileBytes: -1}}},
+		"negative total":     {Limits: codeexec.Limits{Output: codeexec.FileLimits{MaxTotalBytes: -1}}},
+		"invalid executor":   {Executor: codeexec.NewLocal(codeexec.WithEnv(map[string]string{"A=B": "x"}))},
 	}
 	for name, cfg := range bad {
-		_, err := New(cfg)
+		_, err := newRunner(cfg)
 		assert.Error(t, err, name)
+		assert.Error(t, cfg.Validate(), name)
 	}
-	r, err := New(Config{MaxOutputChars: 1, Env: map[string]string{"A": "b"}})
+	r, err := newRunner(Config{Limits: codeexec.Limits{MaxOutputChars: 1}})
 	require.NoError(t, err)
-	assert.Equal(t, 1, r.MaxOutputChars)
+	assert.Equal(t, 1, r.Limits.MaxOutputChars)
 }
 
 func TestTableIsTheExecutors(t *testing.T) {
 	perl := codeexec.Interpreters{{Language: "perl", Extensions: []string{".pl"}, Command: []string{"perl"}}}
-	assert.Equal(t, codeexec.DefaultInterpreters(), (&Runner{}).Table(), "no executor: the default table")
-	r := &Runner{Config: Config{Executor: codeexec.NewLocal(codeexec.WithInterpreters(perl))}}
-	assert.Equal(t, perl, r.Table())
+	assert.Equal(t, codeexec.DefaultInterpreters(), (&runner{}).table(), "no executor: the default table")
+	r := &runner{Config: Config{Executor: codeexec.NewLocal(codeexec.WithInterpreters(perl))}}
+	assert.Equal(t, perl, r.table())
 }
 
 func TestJSONTypeNames(t *testing.T) {

@@ -1,4 +1,4 @@
-package scriptrun
+package runscript
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package scriptrun
+package runscript
 
 import (
 	"bytes"
@@ -177,8 +177,8 @@ func TestRespondSavesFilesAsArtifacts(t *testing.T) {
 			{Path: "user:escape.txt", Data: []byte("session scoped")},
 		},
 	}
-	r := &Runner{}
-	resp := r.respond(tc, res)
+	r := &runner{}
+	resp := r.respond(tc, res).Map()
 	assert.Equal(t, responseKeys, sortedKeys(resp), "a clean run has no warning")
 	assert.Equal(t, StatusSuccess, resp["status"], "stderr output does not make a run fail")
 	files := resp["output_files"].([]map[string]any)
@@ -195,7 +195,7 @@ func TestRespondSavesFilesAsArtifacts(t *testing.T) {
 		art := e["artifact"].(string)
 		assert.Equal(t, ArtifactName(name), art)
 		assert.Equal(t, int64(1), e["version"])
-		assert.Equal(t, len(want[name]), e["size_bytes"])
+		assert.Equal(t, int64(len(want[name])), e["size_bytes"])
 		got, err := svc.Load(context.Background(), &artifact.LoadRequest{AppName: adktest.App, UserID: adktest.User, SessionID: sessionID, FileName: art})
 		require.NoError(t, err)
 		assert.Equal(t, want[name], got.Part.InlineData.Data, name)
@@ -210,7 +210,7 @@ func TestRespondSavesFilesAsArtifacts(t *testing.T) {
 	assert.Empty(t, other.FileNames)
 
 	// A repeat run is version 2 of the same artifacts.
-	again := r.respond(tc, res)
+	again := r.respond(tc, res).Map()
 	for _, e := range again["output_files"].([]map[string]any) {
 		assert.Equal(t, int64(2), e["version"])
 	}
@@ -224,8 +224,8 @@ func TestRespondPartialSaveFailure(t *testing.T) {
 	for _, p := range []string{"a.txt", "b.txt", "c.txt", "d/e.txt"} {
 		files = append(files, codeexec.File{Path: p, Data: []byte(p)})
 	}
-	r := &Runner{Config: Config{Logger: logTo(&logs)}}
-	resp := r.respond(tc, &codeexec.Result{Files: files})
+	r := &runner{Config: Config{Logger: logTo(&logs)}}
+	resp := r.respond(tc, &codeexec.Result{Files: files}).Map()
 	saved := resp["output_files"].([]map[string]any)
 	var names []string
 	for _, e := range saved {
@@ -241,17 +241,17 @@ func TestRespondPartialSaveFailure(t *testing.T) {
 
 func TestRespondWithoutArtifactService(t *testing.T) {
 	var logs bytes.Buffer
-	r := &Runner{Config: Config{Logger: logTo(&logs)}}
+	r := &runner{Config: Config{Logger: logTo(&logs)}}
 	for range 2 {
 		tc, _ := adktest.ToolContext(t, nil, "inv")
-		resp := r.respond(tc, &codeexec.Result{Files: []codeexec.File{{Path: "out/x.csv", Data: []byte("a,b\n")}}})
+		resp := r.respond(tc, &codeexec.Result{Files: []codeexec.File{{Path: "out/x.csv", Data: []byte("a,b\n")}}}).Map()
 		assert.Equal(t, append(slices.Clone(responseKeys), "warning"), sortedKeys(resp))
 		assert.Contains(t, resp["warning"], "no artifact service is configured: 1 output file(s)")
 		files := resp["output_files"].([]map[string]any)
 		require.Len(t, files, 1)
 		assert.Equal(t, []string{"mime_type", "name", "size_bytes"}, sortedKeys(files[0]))
 		assert.Equal(t, "out/x.csv", files[0]["name"])
-		assert.Equal(t, len("a,b\n"), files[0]["size_bytes"])
+		assert.Equal(t, int64(len("a,b\n")), files[0]["size_bytes"])
 	}
 	assert.Equal(t, 1, strings.Count(logs.String(), "no artifact service"), "logged once per runner")
 }
@@ -263,7 +263,7 @@ func TestRespondWarnings(t *testing.T) {
 		omitted = append(omitted, codeexec.OmittedFile{Path: "big" + strings.Repeat("x", i) + ".bin", Reason: "over the per-file limit"})
 	}
 	bad := codeexec.File{Path: "bad.b64", Data: []byte("!!!not base64"), Encoding: codeexec.EncodingBase64}
-	resp := (&Runner{Config: Config{Logger: logTo(&bytes.Buffer{})}}).respond(tc, &codeexec.Result{Files: []codeexec.File{bad}, Omitted: omitted})
+	resp := (&runner{Config: Config{Logger: logTo(&bytes.Buffer{})}}).respond(tc, &codeexec.Result{Files: []codeexec.File{bad}, Omitted: omitted}).Map()
 	w := resp["warning"].(string)
 	assert.Contains(t, w, "1 of 1 output file(s) could not be saved: bad.b64")
 	assert.Contains(t, w, "big.bin was not saved: over the per-file limit")
@@ -283,7 +283,7 @@ func TestStatus(t *testing.T) {
 		{codeexec.Result{TimedOut: true}, StatusTimeout},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, Status(&c.res), "%+v", c.res)
+		assert.Equal(t, c.want, status(&c.res), "%+v", c.res)
 	}
 }
 

@@ -61,10 +61,10 @@ func attack(t *testing.T, name string, args ...string) *Request {
 		t.Fatal(err)
 	}
 	return &Request{
-		Files:   []File{{Path: "scripts/" + name, Data: src}},
-		Script:  "scripts/" + name,
-		Args:    args,
-		Timeout: time.Minute,
+		Skill:  skillOf(map[string]string{"scripts/" + name: string(src)}),
+		Script: "scripts/" + name,
+		Args:   args,
+		Limits: Limits{Timeout: time.Minute},
 	}
 }
 
@@ -76,9 +76,9 @@ func decode(t *testing.T, res *Result, v any) {
 	}
 }
 
-func TestSandboxConformance(t *testing.T) {
+func TestSandboxHost(t *testing.T) {
 	requireSandbox(t)
-	runConformance(t, newSandbox)
+	runHostSuite(t, newSandbox)
 }
 
 // TestSandboxUnprivilegedAgent runs the Sandbox tests again in a copy of
@@ -322,7 +322,7 @@ func TestSandboxFilesystem(t *testing.T) {
 			t.Errorf("%s is writable", d)
 		}
 	}
-	for _, d := range []string{"/tmp", "/dev/shm", sandboxWorkspace + "/skill", sandboxWorkspace + "/home", sandboxWorkspace + "/tmp"} {
+	for _, d := range []string{"/tmp", "/dev/shm", sandboxWorkspace + "/" + DefaultSkillName, sandboxWorkspace + "/" + homeDirName, sandboxWorkspace + "/" + tmpDirName} {
 		if !slices.Contains(got.Writable, d) {
 			t.Errorf("%s is not writable (writable: %v)", d, got.Writable)
 		}
@@ -543,7 +543,7 @@ func TestSandboxLimits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			marker := newMarker(t)
-			tt.req.Timeout = tt.timeout
+			tt.req.Limits.Timeout = tt.timeout
 			tt.req.Env = map[string]string{markerVar: marker}
 			res, _ := runBounded(t, NewSandbox(tt.opt), tt.req, 0, marker)
 			tt.check(t, res)
@@ -575,7 +575,7 @@ func TestSandboxProcessEscape(t *testing.T) {
 			t.Parallel()
 			marker := newMarker(t)
 			req := attack(t, "setsid_escape.sh", tt.mode)
-			req.Timeout = tt.timeout
+			req.Limits.Timeout = tt.timeout
 			req.Env = map[string]string{markerVar: marker}
 			res, elapsed := runBounded(t, tt.exec, req, 0, marker)
 			if res.TimedOut != tt.timedOut || res.Stdout.Text != "started\n" {
@@ -673,7 +673,6 @@ func TestSandboxInvalidOptions(t *testing.T) {
 		name string
 		opt  SandboxOption
 	}{
-		{"NegativeTimeout", WithDefaultTimeout(-time.Second)},
 		{"NegativeTmpSize", WithTmpSize(-1)},
 		{"RelativeReadOnlyPath", WithReadOnlyPaths("relative")},
 		{"RootReadOnlyPath", WithReadOnlyPaths("/")},
@@ -683,9 +682,10 @@ func TestSandboxInvalidOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewSandbox(tt.opt).Execute(context.Background(), script("scripts/a.sh", "echo hi"))
-			if !errors.Is(err, ErrInvalidRequest) {
-				t.Errorf("err = %v, want ErrInvalidRequest", err)
+			s := NewSandbox(tt.opt)
+			_, err := s.Execute(context.Background(), script("scripts/a.sh", "echo hi"))
+			if !errors.Is(err, ErrInvalidConfig) || !errors.Is(s.Err(), ErrInvalidConfig) || !errors.Is(s.Probe(context.Background()), ErrInvalidConfig) {
+				t.Errorf("Execute: %v; Err: %v; Probe: %v; want ErrInvalidConfig from each", err, s.Err(), s.Probe(context.Background()))
 			}
 		})
 	}
@@ -693,8 +693,8 @@ func TestSandboxInvalidOptions(t *testing.T) {
 		requireSandbox(t)
 		dir := t.TempDir()
 		_, err := NewSandbox(WithWorkspaceDir(dir), WithReadOnlyPaths(dir)).Execute(context.Background(), script("scripts/a.sh", "echo hi"))
-		if !errors.Is(err, ErrInvalidRequest) {
-			t.Errorf("err = %v, want ErrInvalidRequest", err)
+		if !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("err = %v, want ErrInvalidConfig", err)
 		}
 	})
 }
@@ -794,7 +794,7 @@ func TestSandboxArgs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h.root = tt.root
-			got := strings.Join(NewSandbox(tt.opts...).bwrapArgs(h, "/ws", binds, argv, statusFD), " ")
+			got := strings.Join(NewSandbox(tt.opts...).bwrapArgs(h, "/ws", DefaultSkillName, binds, argv, statusFD), " ")
 			if !regexp.MustCompile(tt.want).MatchString(got) {
 				t.Errorf("command line\n%s\ndoes not match\n%s", got, tt.want)
 			}
@@ -835,9 +835,9 @@ func TestSandboxSetupFails(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.bwrap != "" {
-				h := *s.host
+				h := *s.state.host
 				h.bwrap = tt.bwrap
-				s.host = &h
+				s.state.host = &h
 			}
 			res, err := s.Execute(context.Background(), script("scripts/a.sh", tt.src))
 			switch {

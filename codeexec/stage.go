@@ -1,0 +1,212 @@
+package codeexec
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"syscall"
+	"time"
+)
+
+// record is what staging wrote at one path: enough to tell, after the run,
+// whether the file there is still the one staged without reading it.
+type record struct {
+	size  int64
+	mtime time.Time // as the file system stored it
+	ctime time.Time // the inode change time after staging, where known
+	id    fileID    // device and inode, where the platform has them
+	sum   [sha256.Size]byte
+}
+
+// snapshot is the skill root as staged: one record per staged file.
+//
+// A file is an output when it is not in the snapshot or differs from its
+// record. Staging sets every file's modification time to at most
+// stagedMtimeMargin before the run (a skill file keeps its own, older,
+// time), so any write by the script moves it forward, even on a file system
+// whose clock ticks coarsely; and a write, a chmod or setting the time back
+// moves the inode change time, which no script can set. A file whose
+// identity, size and both times are those staged is therefore unchanged. A
+// file whose times moved but whose size did not is read and compared with
+// the staged content's digest, so rewriting the same bytes does not make an
+// output.
+type snapshot map[string]record
+
+// stagedMtimeMargin is how far before the start of staging a staged file's
+// modification time lies at the latest.
+const stagedMtimeMargin = 2 * time.Second
+
+// unchanged reports whether the file at p, as the walk saw it (id, size,
+// times), is the one staging wrote, reading it (through read) only when a
+// time moved and its size did not. The content read, if any, is returned
+// so that an output is not read twice.
+func (s snapshot) unchanged(p string, id fileID, info fs.FileInfo, read func() ([]byte, error)) (bool, []byte) {
+	rec, ok := s[p]
+	if !ok || rec.size != info.Size() {
+		return false, nil
+	}
+	if rec.id == id && rec.mtime.Equal(info.ModTime()) && rec.ctime.Equal(changeTime(info)) {
+		return true, nil
+	}
+	data, err := read()
+	if err != nil {
+		return false, nil // read again when collected, which reports it
+	}
+	return sha256.Sum256(data) == rec.sum, data
+}
+
+// stager writes a request's files into the skill root through an os.Root.
+type stager struct {
+	root   *os.Root
+	limit  int64     // the staging limit in bytes
+	budget int64     // bytes left to stage
+	mtime  time.Time // the latest modification time a staged file gets
+	script string
+	snap   snapshot
+	hash   hash.Hash
+}
+
+// stage writes req's skill folder and then its extra files into the skill
+// root, byte for byte, with their modes, and returns what it wrote. It
+// checks what Request.Validate cannot: every path of the skill folder, the
+// staging limit, that no extra file replaces a skill file, and that the
+// script is among the staged files.
+func (ws *workspace) stage(req *Request, maxBytes int64) (snapshot, error) {
+	root, err := os.OpenRoot(ws.skill)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)
+	}
+	defer root.Close()
+	st := &stager{
+		root:   root,
+		limit:  maxBytes,
+		budget: maxBytes,
+		mtime:  time.Now().Add(-stagedMtimeMargin).Truncate(time.Second),
+		script: req.Script,
+		snap:   snapshot{},
+		hash:   sha256.New(),
+	}
+	if req.Skill != nil {
+		if err := fs.WalkDir(req.Skill, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
+			}
+			return st.skillEntry(req.Skill, p, d)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range req.Files {
+		if err := st.extra(f); err != nil {
+			return nil, err
+		}
+	}
+	if _, ok := st.snap[req.Script]; !ok {
+		return nil, fmt.Errorf("%w: script %q is not among the request's files", ErrInvalidRequest, req.Script)
+	}
+	return st.snap, nil
+}
+
+// skillEntry stages one entry of the skill folder: a directory is made, a
+// regular file copied, anything else (a symbolic link, a device) skipped.
+func (st *stager) skillEntry(fsys fs.FS, p string, d fs.DirEntry) error {
+	if p == "." {
+		return nil
+	}
+	if err := checkPath(p); err != nil {
+		return fmt.Errorf("%w: skill folder: %w", ErrInvalidRequest, err)
+	}
+	switch t := d.Type(); {
+	case t.IsDir():
+		if err := st.root.Mkdir(p, 0o755); err != nil {
+			return fmt.Errorf("%w: stage %q: %w", ErrWorkspace, p, err)
+		}
+		return nil
+	case !t.IsRegular():
+		return nil
+	}
+	info, err := d.Info()
+	if err != nil {
+		return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
+	}
+	src, err := fsys.Open(p)
+	if err != nil {
+		return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
+	}
+	defer src.Close()
+	mtime := info.ModTime()
+	if mtime.IsZero() || mtime.After(st.mtime) {
+		mtime = st.mtime
+	}
+	return st.write(p, src, info.Mode().Perm(), mtime)
+}
+
+// extra stages one of the request's extra files, which must not replace a
+// file or directory of the skill.
+func (st *stager) extra(f File) error {
+	if _, ok := st.snap[f.Path]; ok {
+		return fmt.Errorf("%w: file %q would replace the skill's own file", ErrInvalidRequest, f.Path)
+	}
+	if d := path.Dir(f.Path); d != "." {
+		if err := st.root.MkdirAll(d, 0o755); err != nil {
+			if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTDIR) {
+				return fmt.Errorf("%w: file %q: %q is a file of the skill, not a folder", ErrInvalidRequest, f.Path, d)
+			}
+			return fmt.Errorf("%w: stage %q: %w", ErrWorkspace, f.Path, err)
+		}
+	}
+	if fi, err := st.root.Lstat(f.Path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%w: file %q would replace a folder of the skill", ErrInvalidRequest, f.Path)
+	}
+	return st.write(f.Path, bytes.NewReader(f.Data), f.Mode.Perm(), st.mtime)
+}
+
+// write creates p with src's content, mode (zero: 0o644, or 0o755 for the
+// script; the umask does not apply) and modification time, within the
+// staging budget, and records it.
+func (st *stager) write(p string, src io.Reader, mode fs.FileMode, mtime time.Time) error {
+	if mode == 0 {
+		mode = 0o644
+		if p == st.script {
+			mode = 0o755
+		}
+	}
+	f, err := st.root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("%w: stage %q: %w", ErrWorkspace, p, err)
+	}
+	st.hash.Reset()
+	n, err := io.Copy(io.MultiWriter(f, st.hash), io.LimitReader(src, st.budget+1))
+	if err == nil && n > st.budget {
+		err = fmt.Errorf("%w: the files to stage are over the %d-byte limit", ErrInvalidRequest, st.limit)
+	}
+	st.budget -= n
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	var info fs.FileInfo
+	if err == nil {
+		if err = st.root.Chtimes(p, mtime, mtime); err == nil {
+			info, err = statFile(f)
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		if errors.Is(err, ErrInvalidRequest) {
+			return err
+		}
+		return fmt.Errorf("%w: stage %q: %w", ErrWorkspace, p, err)
+	}
+	rec := record{size: info.Size(), mtime: info.ModTime(), ctime: changeTime(info), id: idOf(info)}
+	st.hash.Sum(rec.sum[:0])
+	st.snap[p] = rec
+	return nil
+}

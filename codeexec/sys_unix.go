@@ -1,0 +1,45 @@
+//go:build unix
+
+package codeexec
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// fileID identifies a file on the host: its device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// changeTime is the inode change time (ctime) info records, or zero. It
+// moves on every write, chmod or link and, unlike the modification time,
+// cannot be set back by the file's owner.
+func changeTime(info fs.FileInfo) time.Time {
+	if u, ok := info.(*unixInfo); ok {
+		return u.ctime
+	}
+	return time.Time{}
+}
+
+// statFile describes the open file f, with its change time.
+func statFile(f *os.File) (fs.FileInfo, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, &fs.PathError{Op: "fstat", Path: f.Name(), Err: err}
+	}
+	return statInfo(f.Name(), &st), nil
+}
+
+// idOf returns the identity of the file info describes.
+func idOf(info fs.FileInfo) fileID {
+	switch st := info.Sys().(type) {
+	case fileID:
+		return st
+	case *syscall.Stat_t:
+		return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}
+	}
+	return fileID{}
+}

@@ -1,0 +1,214 @@
+package runscript
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/tool/skilltoolset/skill"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/skillfs"
+)
+
+// scriptMissesKey counts SCRIPT_NOT_FOUND answers in invocation-scoped
+// state: ADK drops "temp:" keys when the invocation ends.
+const scriptMissesKey = "temp:adkskills:script_misses:"
+
+// runner is what both script tools share: the configuration and the state
+// that lives as long as the tool.
+type runner struct {
+	Config
+
+	missesMu   sync.Mutex
+	noArtifact sync.Once
+}
+
+// newRunner checks cfg and returns a runner over it.
+func newRunner(cfg Config) (*runner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &runner{Config: cfg}, nil
+}
+
+// table returns the interpreter table in use: the executor's.
+func (r *runner) table() codeexec.Interpreters {
+	return codeexec.TableOf(r.Executor)
+}
+
+func (r *runner) logger() *slog.Logger {
+	if r.Logger == nil {
+		return slog.Default()
+	}
+	return r.Logger
+}
+
+// noExecutor is the answer of a script tool without a code executor.
+func noExecutor() *Response {
+	return errorResponse(CodeNoCodeExecutor, "no code executor is configured: scripts cannot run in this agent")
+}
+
+// scriptMiss records a SCRIPT_NOT_FOUND in this invocation and returns the
+// response: the second miss in one invocation is SCRIPT_NOT_FOUND_FATAL,
+// which tells the model to stop retrying.
+func (r *runner) scriptMiss(tc agent.ToolContext, skillName, scriptPath string, available []string) *Response {
+	r.missesMu.Lock()
+	key := scriptMissesKey + tc.InvocationID()
+	n := 0
+	if v, err := tc.State().Get(key); err == nil {
+		n, _ = v.(int)
+	}
+	n++
+	_ = tc.State().Set(key, n)
+	r.missesMu.Unlock()
+	if n > 1 {
+		return errorResponse(CodeScriptNotFoundFatal, fmt.Sprintf(
+			"script %q not found in skill %q, and a script was already not found in this turn: stop retrying and report the problem to the user", scriptPath, skillName))
+	}
+	msg := fmt.Sprintf("script %q not found in skill %q", scriptPath, skillName)
+	if len(available) > 0 {
+		msg += fmt.Sprintf("; runnable files: %v", available)
+	}
+	return errorResponse(CodeScriptNotFound, msg)
+}
+
+// stagedSkill is one skill folder, ready to hand to an executor: its files
+// are listed, not read.
+type stagedSkill struct {
+	name  string
+	fsys  fs.FS
+	paths []string // every file, relative to the skill root
+}
+
+// has reports whether p is one of the skill's files.
+func (s *stagedSkill) has(p string) bool { return slices.Contains(s.paths, p) }
+
+// runnable lists the skill's files the interpreter table can run.
+func (s *stagedSkill) runnable(t codeexec.Interpreters) []string {
+	var out []string
+	for _, p := range s.paths {
+		if _, err := t.ForScript(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// loadSkill finds a skill folder and lists its files, without reading
+// them. A response is returned instead when the skill does not exist or
+// cannot be read.
+func (r *runner) loadSkill(ctx context.Context, name string) (*stagedSkill, *Response) {
+	if _, err := r.Source.LoadFrontmatter(ctx, name); err != nil {
+		switch {
+		case errors.Is(err, skill.ErrSkillNotFound):
+			return nil, errorResponse(CodeSkillNotFound, fmt.Sprintf("skill %q not found%s", name, r.skillList(ctx)))
+		case errors.Is(err, skill.ErrInvalidSkillName), errors.Is(err, skill.ErrInvalidFrontmatter):
+			// The catalogue leaves such a skill out; say why it cannot run.
+			r.logger().Warn("adkskills: a skill that cannot be loaded was asked for", "skill", name, "error", err)
+			return nil, errorResponse(CodeSkillNotFound, fmt.Sprintf("skill %q cannot be used: it is missing or its SKILL.md is invalid%s", name, r.skillList(ctx)))
+		default:
+			r.logger().Error("adkskills: loading skill", "skill", name, "error", err)
+			return nil, errorResponse(CodeExecutionError, fmt.Sprintf("skill %q could not be loaded", name))
+		}
+	}
+	paths, err := r.Source.ListResources(ctx, name, "")
+	if err != nil && !errors.Is(err, skill.ErrResourceNotFound) {
+		r.logger().Error("adkskills: listing skill files", "skill", name, "error", err)
+		return nil, errorResponse(CodeExecutionError, fmt.Sprintf("files of skill %q could not be listed", name))
+	}
+	s := &stagedSkill{name: name, paths: paths}
+	if src, ok := r.Source.(*skillfs.Source); ok {
+		if s.fsys, err = src.FS(name); err != nil {
+			r.logger().Error("adkskills: opening skill folder", "skill", name, "error", err)
+			return nil, errorResponse(CodeExecutionError, fmt.Sprintf("skill %q could not be opened", name))
+		}
+	} else {
+		s.fsys = newSourceFS(ctx, r.Source, name, paths)
+	}
+	return s, nil
+}
+
+// skillList names the available skills, for SKILL_NOT_FOUND.
+func (r *runner) skillList(ctx context.Context) string {
+	fms, err := r.Source.ListFrontmatters(ctx)
+	if err != nil || len(fms) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(fms))
+	for _, fm := range fms {
+		names = append(names, fm.Name)
+	}
+	return fmt.Sprintf("; available skills: %v", names)
+}
+
+// run executes req and builds the model response, saving output files as
+// artifacts. req's limits are the configuration's.
+func (r *runner) run(tc agent.ToolContext, toolName string, req *codeexec.Request) *Response {
+	if r.Executor == nil {
+		return noExecutor()
+	}
+	req.Limits = r.Limits
+	res, err := r.Executor.Execute(tc, req)
+	if err != nil {
+		r.logger().Error("adkskills: script execution failed", "tool", toolName, "script", req.Script, "error", err)
+		if errors.Is(err, codeexec.ErrUnsupportedScript) {
+			return errorResponse(CodeUnsupportedScriptType, fmt.Sprintf("no interpreter is configured for %q", req.Script))
+		}
+		return errorResponse(CodeExecutionError, executionMessage(err))
+	}
+	return r.respond(tc, res)
+}
+
+// executionMessage is the short, host-detail-free message of an
+// infrastructure failure; the details are in the log.
+func executionMessage(err error) string {
+	switch {
+	case errors.Is(err, codeexec.ErrSandboxUnavailable):
+		return "the sandbox is not available on this host; the script did not run (details in the agent's log)"
+	case errors.Is(err, codeexec.ErrStart):
+		return "the script's interpreter could not be started (details in the agent's log)"
+	case errors.Is(err, codeexec.ErrWorkspace):
+		return "the script's workspace could not be prepared (details in the agent's log)"
+	case errors.Is(err, codeexec.ErrInvalidRequest):
+		return "the skill could not be staged for this run (details in the agent's log)"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "the call was cancelled before the script could run"
+	default:
+		return "the script could not be run (details in the agent's log)"
+	}
+}
+
+// status is the status word of a run that happened.
+func status(res *codeexec.Result) string {
+	switch {
+	case res.TimedOut:
+		return StatusTimeout
+	case res.ExitCode != 0:
+		return StatusError
+	default:
+		return StatusSuccess
+	}
+}
+
+// respond builds the success response of the contract.
+func (r *runner) respond(tc agent.ToolContext, res *codeexec.Result) *Response {
+	files, warnings := r.saveScriptOutputs(tc, res.Files)
+	for _, o := range res.Omitted {
+		warnings = append(warnings, fmt.Sprintf("%s was not saved: %s", DisplayPath(o.Path), o.Reason))
+	}
+	return &Response{
+		Status:      status(res),
+		ExitCode:    res.ExitCode,
+		TimedOut:    res.TimedOut,
+		Stdout:      res.Stdout.Text,
+		Stderr:      res.Stderr.Text,
+		OutputFiles: files,
+		Warning:     joinWarnings(warnings),
+	}
+}
