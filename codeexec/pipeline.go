@@ -39,7 +39,9 @@ package codeexec
 // Stdin, Stdout, Stderr, Cancel, WaitDelay or SysProcAttr.PidFD (the
 // pipeline owns them and overwrites them), and must not start the command.
 // It may set Path, Args, Env, Dir, ExtraFiles and SysProcAttr; the pipeline
-// merges into the SysProcAttr it returns (it sets Setpgid and Pgid=0 and,
+// appends nil entries to ExtraFiles so that every descriptor the agent
+// inherited without close-on-exec is closed in the child (closeInherited),
+// and merges into the SysProcAttr it returns (it sets Setpgid and Pgid=0 and,
 // on Linux, Pdeathsig and PidFD, keeping e.g. Credential), so a launcher
 // must not set Setsid, Setctty or Foreground on the returned command (the
 // group kill depends on the child leading its own process group).
@@ -225,7 +227,7 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 	if cmd.Cancel == nil {
 		err = fmt.Errorf("%w: launcher did not use exec.CommandContext", ErrStart)
 	} else {
-		res, err = run(cmd, req.Stdin, lim.MaxOutputChars, cfg.waitDelayOrDefault())
+		res, err = run(cmd, req.Stdin, lim.MaxOutputChars, cfg.waitDelayOrDefault(), ws.recordGroup)
 	}
 	if f, ok := l.(finisher); ok {
 		if ferr := f.finish(res); ferr != nil && err == nil {
@@ -264,7 +266,10 @@ func collectFrom(skill string, root dirHandle, snap snapshot, lim FileLimits) ([
 // still bounds the copy of stdin (the only goroutine os/exec starts)
 // and the wait for the leader after a cancellation; drain gives up on a
 // pipe only when a process that escaped the group holds it.
-func run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration) (*Result, error) {
+//
+// started, when not nil, is given the child's PID (its process group) once
+// it runs.
+func run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration, started func(pid int)) (*Result, error) {
 	stdout, outW, err := newOutput(maxChars)
 	if err != nil {
 		return nil, fmt.Errorf("%w: stdout pipe: %w", ErrStart, err)
@@ -282,6 +287,7 @@ func run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration) (*R
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 
+	closeInherited(cmd)
 	g := newProcGroup(cmd)
 	var killed atomic.Bool
 	cmd.Cancel = func() error {
@@ -304,6 +310,9 @@ func run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration) (*R
 	stdout.start()
 	stderr.start()
 	g.started(cmd.Process.Pid)
+	if started != nil {
+		started(cmd.Process.Pid)
+	}
 
 	waitErr := cmd.Wait()
 	g.finish() // stragglers that closed their pipes but kept running

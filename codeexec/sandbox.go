@@ -3,6 +3,7 @@ package codeexec
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -100,16 +101,21 @@ const (
 // A Sandbox is safe for concurrent use; its configuration is fixed by
 // [NewSandbox].
 type Sandbox struct {
-	cfg      config
-	bwrap    string // WithBwrapPath; "": "bwrap" in PATH
-	network  bool
-	memory   int64 // 0: default; <0: no limit
-	procs    int
-	fileSize int64
-	cpu      time.Duration
-	tmpSize  int64
-	uid, gid int
-	readOnly []string
+	cfg          config
+	bwrap        string // WithBwrapPath; "": "bwrap" in PATH
+	network      bool
+	memory       int64 // 0: default; <0: no limit
+	procs        int
+	fileSize     int64
+	cpu          time.Duration
+	tmpSize      int64
+	uid, gid     int
+	readOnlyArgs []string // WithReadOnlyPaths, as given
+	readOnly     []bind   // resolved by NewSandbox
+
+	// noFilter runs scripts without the seccomp filter: tests set it to show
+	// what the filter stops. Nothing else does.
+	noFilter bool //lint:ignore U1000 only the Linux implementation reads it
 
 	state sandboxState //lint:ignore U1000 what probing found: only the Linux implementation has a machine to probe
 }
@@ -127,8 +133,8 @@ type Sandbox struct {
 //	WithSandboxUser(65534, 65534)              host uid:gid when the agent is root
 //	WithBwrapPath("bwrap")                     looked up in PATH
 //
-// NewSandbox does not fail and does not touch the system: an invalid option
-// value is reported by [Sandbox.Err], [Sandbox.Probe] and every Execute as
+// NewSandbox does not fail and touches the system only to resolve
+// WithReadOnlyPaths: an invalid option value is reported by [Sandbox.Err], [Sandbox.Probe] and every Execute as
 // an error wrapping [ErrInvalidConfig], and the machine is checked by
 // [Sandbox.Probe] or the first Execute.
 //
@@ -141,6 +147,7 @@ func NewSandbox(opts ...SandboxOption) *Sandbox {
 			o.applySandbox(s)
 		}
 	}
+	s.resolveReadOnly()
 	return s
 }
 
@@ -218,19 +225,48 @@ func WithTmpSize(bytes int64) SandboxOption {
 }
 
 // WithReadOnlyPaths shows more host files or directories to scripts,
-// read-only at the same paths (a tool under /opt, a data set). Each must be
-// an absolute path that exists at Execute time, and may be neither "/" nor
-// a directory holding the executor's workspaces. Calls accumulate.
+// read-only at the same paths (a tool under /opt, a data set, a virtual
+// environment under /tmp). Each must be an absolute path that exists when
+// NewSandbox runs; symbolic links are resolved then, once, and what the
+// path resolves to may be neither "/" nor a directory holding the
+// executor's workspaces (WithWorkspaceDir, else the temporary directory);
+// anything else is a configuration error. Calls accumulate.
 func WithReadOnlyPaths(paths ...string) SandboxOption {
 	paths = append([]string(nil), paths...)
 	return sandboxOption(func(s *Sandbox) {
-		for _, p := range paths {
-			if !filepath.IsAbs(p) || filepath.Clean(p) == "/" {
-				s.invalid("WithReadOnlyPaths(%q): want an absolute path other than /", p)
-			}
-		}
-		s.readOnly = append(s.readOnly, paths...)
+		s.readOnlyArgs = append(s.readOnlyArgs, paths...)
 	})
+}
+
+// resolveReadOnly resolves the WithReadOnlyPaths values into binds,
+// recording each that cannot be shown.
+func (s *Sandbox) resolveReadOnly() {
+	workspaces, err := filepath.EvalSymlinks(s.cfg.workspaceParent())
+	if err != nil {
+		workspaces = filepath.Clean(s.cfg.workspaceParent())
+	}
+	for _, p := range s.readOnlyArgs {
+		if !filepath.IsAbs(p) {
+			s.invalid("WithReadOnlyPaths(%q): not an absolute path", p)
+			continue
+		}
+		real, err := filepath.EvalSymlinks(p)
+		switch {
+		case err != nil:
+			s.invalid("WithReadOnlyPaths(%q): %v", p, errText(err))
+		case real == "/":
+			s.invalid("WithReadOnlyPaths(%q): resolves to /, which would show the whole host", p)
+		case real == workspaces || strings.HasPrefix(workspaces, real+"/"):
+			s.invalid("WithReadOnlyPaths(%q): resolves to %s, which holds the executor's workspaces", p, real)
+		default:
+			s.readOnly = append(s.readOnly, bind{src: real, dst: filepath.Clean(p)})
+		}
+	}
+}
+
+// bind is a host path bound read-only in the sandbox at dst.
+type bind struct {
+	src, dst string // src: dst with symbolic links resolved
 }
 
 // WithSandboxUser sets the host user and group scripts run as when the

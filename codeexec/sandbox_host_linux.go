@@ -30,11 +30,6 @@ type layout struct {
 	links [][2]string // symbolic links recreated: {target, path}
 }
 
-// bind is a host path bound read-only in the sandbox at dst.
-type bind struct {
-	src, dst string // src: dst with symbolic links resolved
-}
-
 // systemDirs are bound read-only when they are directories, recreated when
 // they are symbolic links (merged /usr), skipped when missing. /usr and
 // /etc must exist.
@@ -96,10 +91,13 @@ func (l *layout) visible(p string) bool {
 	return false
 }
 
-// mountArgs are the bwrap arguments for the system layout and binds
-// (sorted by dst, parents before children), creating the missing parent
-// directories of each bind 0755.
-func (l *layout) mountArgs(binds []bind) []string {
+// mountArgs are the bwrap arguments for the system layout, the kernel's
+// and the private mounts (/proc, /dev, the tmpfs at /dev/shm and /tmp:
+// "--tmpfs DIR" and the like, with their options), and the binds (sorted by
+// dst, parents before children), all after those mounts so that none hides
+// a bind under it, creating the missing parent directories of each bind
+// 0755.
+func (l *layout) mountArgs(binds []bind, tmpfs []string) []string {
 	var a []string
 	for _, d := range l.dirs {
 		a = append(a, "--ro-bind", d, d)
@@ -107,11 +105,18 @@ func (l *layout) mountArgs(binds []bind) []string {
 	for _, ln := range l.links {
 		a = append(a, "--symlink", ln[0], ln[1])
 	}
+	a = append(a, tmpfs...)
+	var mounted []string // tmpfs mount points
+	for i, v := range tmpfs {
+		if (v == "--tmpfs" || v == "--dev" || v == "--proc") && i+1 < len(tmpfs) {
+			mounted = append(mounted, tmpfs[i+1])
+		}
+	}
 	made := map[string]bool{}
 	var done []string
 	for _, b := range binds {
 		var parents []string
-		for p := filepath.Dir(b.dst); p != "/" && !made[p] && !l.lexicallyVisible(p) && !withinAny(p, done); p = filepath.Dir(p) {
+		for p := filepath.Dir(b.dst); p != "/" && !made[p] && !l.lexicallyVisible(p) && !withinAny(p, done) && !slices.Contains(mounted, p); p = filepath.Dir(p) {
 			parents = append(parents, p)
 		}
 		for _, p := range slices.Backward(parents) {
@@ -242,11 +247,12 @@ func (s *Sandbox) warm(ctx context.Context, h *sandboxHost) {
 }
 
 // trialScript prints what the trial checks: the uid, the effective
-// capabilities, the network interfaces, and whether the file system is the
-// sandbox's (the workspace at /workspace, the host's path to it absent). It
-// writes a file whose owner the host checks.
+// capabilities, no_new_privs and the seccomp mode, the network interfaces,
+// and whether the file system is the sandbox's (the workspace at
+// /workspace, the host's path to it absent). It writes a file whose owner
+// the host checks.
 const trialScript = `id -u
-grep '^CapEff:' /proc/self/status
+grep -E '^(CapEff|NoNewPrivs|Seccomp):' /proc/self/status
 sed -n 's/^ *\([^:]*\):.*/if \1/p' /proc/net/dev
 test -d /workspace/skill && echo ws
 test -e "$1" || echo private
@@ -254,8 +260,9 @@ test -e "$1" || echo private
 exit 0
 `
 
-// trial runs trialScript in a sandbox exactly as a run would and checks
-// that it isolates.
+// trial runs trialScript in a sandbox exactly as a run would (the same
+// launcher, the same command line, the same filter) and checks that it
+// isolates.
 func (s *Sandbox) trial(ctx context.Context, h *sandboxHost) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -264,35 +271,64 @@ func (s *Sandbox) trial(ctx context.Context, h *sandboxHost) error {
 		return fmt.Errorf("%w: trial workspace: %v", ErrSandboxUnavailable, err)
 	}
 	defer ws.remove()
-	if h.root {
-		if err := chownTree(ws.dir, s.uid, s.gid); err != nil {
-			return fmt.Errorf("%w: trial workspace: %v", ErrSandboxUnavailable, err)
-		}
+	l := &sandboxLauncher{s: s, h: h}
+	if err := l.prepare(ws); err != nil {
+		return fmt.Errorf("%w: trial workspace: %v", ErrSandboxUnavailable, err)
 	}
-	argv := []string{"/bin/sh", "-c", trialScript, "sh", ws.root}
-	cmd := exec.CommandContext(ctx, h.bwrap, s.bwrapArgs(h, ws.dir, ws.name, h.tools, argv, 0)...)
-	cmd.Env = []string{"PATH=" + defaultPATH, "LC_ALL=C"}
-	cmd.Dir = "/"
-	res, err := run(cmd, nil, 4096, time.Second)
+	p := &plan{ws: ws, argv: []string{"/bin/sh", "-c", trialScript, "sh", ws.root}, hostPATH: defaultPATH}
+	p.env = p.envAt(ws.under(ws.dir))
+	cmd, err := l.command(ctx, p)
 	if err != nil {
 		return fmt.Errorf("%w: bubblewrap %s: %v", ErrSandboxUnavailable, h.version, err)
 	}
-	if res.ExitCode != 0 {
-		return fmt.Errorf("%w: bubblewrap %s could not start a sandbox (exit %d): %s: %s",
-			ErrSandboxUnavailable, h.version, res.ExitCode, firstLine(res.Stderr.Text), diagnose(res.Stderr.Text))
+	res, err := run(cmd, nil, 4096, time.Second, nil)
+	ferr := l.finish(res)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: bubblewrap %s: %v", ErrSandboxUnavailable, h.version, err)
+	case res.ExitCode == 0:
+		// The trial ran (whatever bubblewrap said): what it saw decides.
+		if problems := s.trialProblems(h, ws, res.Stdout.Text); len(problems) > 0 {
+			return fmt.Errorf("%w: a trial sandbox with %s did not isolate: %s; output %q, stderr %q",
+				ErrSandboxUnavailable, h.bwrap, strings.Join(problems, "; "), res.Stdout.Text, firstLine(res.Stderr.Text))
+		}
+		return ferr
+	case ferr != nil:
+		return ferr
 	}
-	lines := strings.Split(strings.TrimSpace(res.Stdout.Text), "\n")
+	return fmt.Errorf("%w: bubblewrap %s could not start a sandbox (exit %d): %s: %s",
+		ErrSandboxUnavailable, h.version, res.ExitCode, firstLine(res.Stderr.Text), diagnose(res.Stderr.Text))
+}
+
+// trialProblems lists what the trial's output (and the file it wrote in
+// ws) shows the sandbox failed to do.
+func (s *Sandbox) trialProblems(h *sandboxHost, ws *workspace, out string) []string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var problems []string
 	if len(lines) == 0 || lines[0] == "0" || strings.HasPrefix(lines[0], "CapEff") {
 		problems = append(problems, "the script ran as root")
 	}
+	field := func(name string) string {
+		for _, l := range lines {
+			if v, ok := strings.CutPrefix(l, name+":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		return ""
+	}
+	if v := field("CapEff"); strings.Trim(v, "0") != "" || v == "" {
+		problems = append(problems, "the script kept capabilities (CapEff "+v+")")
+	}
+	if v := field("NoNewPrivs"); v != "1" {
+		problems = append(problems, "no_new_privs is not set")
+	}
+	if v := field("Seccomp"); v != "2" && !s.noFilter {
+		problems = append(problems, fmt.Sprintf("the seccomp filter is not installed (Seccomp %q): this kernel must support seccomp filters", v))
+	}
 	var ifaces []string
 	for _, l := range lines {
-		switch {
-		case strings.HasPrefix(l, "CapEff:") && strings.Trim(strings.TrimSpace(strings.TrimPrefix(l, "CapEff:")), "0") != "":
-			problems = append(problems, "the script kept capabilities ("+l+")")
-		case strings.HasPrefix(l, "if "):
-			ifaces = append(ifaces, strings.TrimPrefix(l, "if "))
+		if v, ok := strings.CutPrefix(l, "if "); ok {
+			ifaces = append(ifaces, v)
 		}
 	}
 	if !s.network && !slices.Equal(ifaces, []string{"lo"}) {
@@ -312,11 +348,7 @@ func (s *Sandbox) trial(ctx context.Context, h *sandboxHost) error {
 	} else if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != want || st.Uid == 0 {
 		problems = append(problems, fmt.Sprintf("the script's files belong to uid %d on the host, want %d", st.Uid, want))
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("%w: a trial sandbox with %s did not isolate: %s; output %q, stderr %q",
-			ErrSandboxUnavailable, h.bwrap, strings.Join(problems, "; "), res.Stdout.Text, firstLine(res.Stderr.Text))
-	}
-	return nil
+	return problems
 }
 
 // diagnose turns bubblewrap's complaint into what to do about it.
@@ -489,17 +521,16 @@ func (s *Sandbox) view(ctx context.Context, h *sandboxHost, p *plan) (*runView, 
 			dsts = append(dsts, real)
 		}
 	}
-	for _, d := range s.readOnly {
-		if err := shared(d); err != nil {
-			return nil, fmt.Errorf("%w: WithReadOnlyPaths(%q) %v", ErrInvalidConfig, d, err)
+	for _, b := range s.readOnly {
+		if err := shared(b.src); err != nil {
+			return nil, fmt.Errorf("%w: WithReadOnlyPaths(%q) resolves to %s, which %v", ErrInvalidConfig, b.dst, b.src, err)
 		}
-		dsts = append(dsts, d)
 	}
 	binds, err := makeBinds(dsts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: sandbox: %w", ErrInvalidRequest, err)
 	}
-	v.binds = append(slices.Clone(h.tools), binds...)
+	v.binds = append(append(slices.Clone(h.tools), binds...), s.readOnly...)
 	slices.SortFunc(v.binds, func(a, b bind) int { return strings.Compare(a.dst, b.dst) })
 
 	// PATH: the directories of the interpreters bound outside the system

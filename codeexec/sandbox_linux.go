@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // sandboxWorkspace is where a sandboxed run sees its workspace: the skill
@@ -109,58 +112,83 @@ func (s *Sandbox) prlimitArgs(prlimit string) []string {
 	return append(a, "--")
 }
 
-// bwrapArgs is the whole command line after the bwrap executable: the
-// namespaces, the mounts (system, binds, wsDir, the child's part of the
-// workspace, at /workspace), the privilege drop, the rlimits, then argv
-// (paths as the sandbox sees them). A statusFD above 2 is given to the
-// innermost bubblewrap as its --json-status-fd (see launched).
-func (s *Sandbox) bwrapArgs(h *sandboxHost, wsDir, skillName string, binds []bind, argv []string, statusFD int) []string {
+// Descriptors a run's bubblewraps get (cmd.ExtraFiles). Every bubblewrap
+// and setpriv pass down what is not theirs; the innermost bubblewrap reads
+// the filter and closes it and its status descriptor for the script, and
+// the outer one closes its info descriptor for its children.
+const (
+	statusFD  = 3 // the innermost bubblewrap's --json-status-fd
+	seccompFD = 4 // the innermost bubblewrap's --seccomp
+	infoFD    = 5 // the outer bubblewrap's --info-fd: the PID namespace's init
+	argsFD    = 6 // the outer bubblewrap's --args: its options
+)
+
+// bwrapArgs is the command line of a run: the outer bubblewrap's options
+// (the namespaces, the mounts: system, /proc, /dev, the private /dev/shm
+// and /tmp, the binds, binds under /tmp after its tmpfs, wsDir, the child's
+// part of the workspace, at /workspace), and what follows them: the
+// privilege drop, the rlimits, then argv (paths as the sandbox sees them).
+// The options name host paths (the workspace's, every bind's source), so
+// they go to bubblewrap through --args (see command): bubblewrap's init,
+// PID 1 of the run, is a fork of the outer bubblewrap, and its command line
+// is in the sandbox's /proc.
+//
+// The bubblewrap that creates the PID namespace forks bubblewrap's own init
+// as its PID 1 (killed with the outer bubblewrap, which dies with the
+// agent) and writes that init's host PID to infoFD (see finish). The
+// innermost bubblewrap takes statusFD as its --json-status-fd and, when
+// seccomp is set, installs the filter from seccompFD right before the
+// script's first exec.
+func (s *Sandbox) bwrapArgs(h *sandboxHost, wsDir, skillName string, binds []bind, argv []string, seccomp bool) (opts, rest []string) {
 	ns := []string{"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "sandbox",
-		"--unshare-cgroup-try", "--die-with-parent", "--new-session"}
+		"--unshare-cgroup-try", "--die-with-parent", "--new-session", "--info-fd", strconv.Itoa(infoFD)}
 	if !s.network {
 		ns = append(ns, "--unshare-net")
 	}
-	mounts := h.sys.mountArgs(binds)
 	tmpSize, _ := limit(s.tmpSize, DefaultSandboxTmpSize)
-	mounts = append(mounts,
+	size := strconv.FormatInt(tmpSize, 10)
+	mounts := h.sys.mountArgs(binds, []string{
 		"--proc", "/proc",
 		"--dev", "/dev",
-		"--perms", "1777", "--size", strconv.FormatInt(tmpSize, 10), "--tmpfs", "/dev/shm",
-		"--perms", "1777", "--size", strconv.FormatInt(tmpSize, 10), "--tmpfs", "/tmp",
+		"--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
+		"--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+	})
+	mounts = append(mounts,
 		"--bind", wsDir, sandboxWorkspace,
 		"--remount-ro", "/",
 		"--remount-ro", "/dev",
 	)
-	inner := []string{"--chdir", sandboxWorkspace + "/" + skillName, "--"}
-	if statusFD > 2 {
-		inner = append([]string{"--json-status-fd", strconv.Itoa(statusFD)}, inner...)
+	inner := []string{"--json-status-fd", strconv.Itoa(statusFD)}
+	if seccomp {
+		inner = append(inner, "--seccomp", strconv.Itoa(seccompFD))
 	}
+	inner = append(inner, "--chdir", sandboxWorkspace+"/"+skillName, "--")
 
-	var a []string
 	if h.root {
 		uid, gid := strconv.Itoa(s.uid), strconv.Itoa(s.gid)
 		// Privileged outer bwrap: namespaces and mounts as root, then
 		// every capability dropped but what setpriv needs.
-		a = append(a, ns...)
-		a = append(a, "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP")
-		a = append(a, mounts...)
+		opts = append(opts, ns...)
+		opts = append(opts, "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP")
+		opts = append(opts, mounts...)
 		// setpriv: to the unprivileged host uid, no capabilities at all,
 		// no_new_privs.
-		a = append(a, "--", h.setpriv, "--reuid", uid, "--regid", gid, "--clear-groups",
+		rest = append(rest, "--", h.setpriv, "--reuid", uid, "--regid", gid, "--clear-groups",
 			"--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--")
 		// Unprivileged inner bwrap: a user namespace of the run's own (per
 		// run process accounting), none creatable inside.
-		a = append(a, h.bwrap, "--unshare-user", "--disable-userns", "--uid", uid, "--gid", gid,
+		rest = append(rest, h.bwrap, "--unshare-user", "--disable-userns", "--uid", uid, "--gid", gid,
 			"--cap-drop", "ALL", "--die-with-parent", "--dev-bind", "/", "/")
-		a = append(a, inner...)
+		rest = append(rest, inner...)
 	} else {
-		a = append(a, "--unshare-user", "--disable-userns", "--cap-drop", "ALL")
-		a = append(a, ns...)
-		a = append(a, mounts...)
-		a = append(a, inner...)
+		opts = append(opts, "--unshare-user", "--disable-userns", "--cap-drop", "ALL")
+		opts = append(opts, ns...)
+		opts = append(opts, mounts...)
+		opts = append(opts, inner[:len(inner)-1]...)
+		rest = append(rest, "--")
 	}
-	a = append(a, s.prlimitArgs(h.prlimit)...)
-	return append(a, argv...)
+	rest = append(rest, s.prlimitArgs(h.prlimit)...)
+	return opts, append(rest, argv...)
 }
 
 // sandboxLauncher starts a run's child through bubblewrap. It is made per
@@ -169,14 +197,17 @@ type sandboxLauncher struct {
 	s *Sandbox
 	h *sandboxHost
 	// status is the pipe the innermost bubblewrap writes its JSON status
-	// to (statusW is the child's fd statusFD); see finish.
+	// to (statusW is the child's statusFD); see finish.
 	status, statusW *os.File
+	// filter is the read end holding the seccomp program (seccompFD).
+	filter *os.File
+	// init follows the PID namespace's init (infoW is the child's infoFD).
+	init  *nsInit
+	infoW *os.File
+	// args is the read end the outer bubblewrap reads its options from
+	// (argsFD).
+	args *os.File
 }
-
-// statusFD is the descriptor the innermost bubblewrap gets for its
-// --json-status-fd: the first of cmd.ExtraFiles. Every bubblewrap and
-// setpriv pass it down; the innermost bubblewrap closes it for the script.
-const statusFD = 3
 
 // prepare hands the child's part of the workspace (ws.dir) to the sandbox
 // user when the agent is root; ws.root stays root's, 0700, and root still
@@ -197,32 +228,79 @@ func (l *sandboxLauncher) command(ctx context.Context, p *plan) (*exec.Cmd, erro
 	q.hostPATH = v.path
 	env := q.envAt(p.ws.under(sandboxWorkspace))
 	argv := append([]string{v.exe}, p.argv[1:]...)
+	if l.filter, err = seccompFile(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSandboxUnavailable, err)
+	}
 	if l.status, l.statusW, err = os.Pipe(); err != nil {
+		l.filter.Close()
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, l.h.bwrap, l.s.bwrapArgs(l.h, p.ws.dir, p.ws.name, v.binds, argv, statusFD)...)
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		l.filter.Close()
+		l.status.Close()
+		l.statusW.Close()
+		return nil, err
+	}
+	l.init, l.infoW = followInit(infoR), infoW
+	opts, rest := l.s.bwrapArgs(l.h, p.ws.dir, p.ws.name, v.binds, argv, !l.s.noFilter)
+	if l.args, err = argsFile(opts); err != nil {
+		l.filter.Close()
+		l.status.Close()
+		l.statusW.Close()
+		infoR.Close()
+		infoW.Close()
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, l.h.bwrap, append([]string{"--args", strconv.Itoa(argsFD)}, rest...)...)
 	cmd.Env = env
 	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{l.statusW} // statusFD
+	cmd.ExtraFiles = []*os.File{l.statusW, l.filter, l.infoW, l.args} // statusFD, seccompFD, infoFD, argsFD
 	return cmd, nil
 }
 
-// finish tells a run whose sandbox bubblewrap could not set up from a run
-// of the script: the innermost bubblewrap writes an "exit-code" status
-// when the command it started exits, and none when it, an outer
-// bubblewrap or setpriv fails first (a mount it cannot make, a namespace
-// it cannot create). Such a run returns ErrSandboxUnavailable with
-// bubblewrap's complaint instead of a Result with exit code 1. A run the
-// pipeline killed (timeout, cancellation) keeps its Result.
+// argsFile returns a pipe to read opts from, NUL-separated, as bubblewrap's
+// --args wants them; a goroutine writes them and closes its end (it ends
+// with EPIPE when the child dies unread, once finish closes the read end).
+func argsFile(opts []string) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	var b []byte
+	for _, o := range opts {
+		b = append(append(b, o...), 0)
+	}
+	go func() {
+		_, _ = w.Write(b)
+		w.Close()
+	}()
+	return r, nil
+}
+
+// finish ends a run once the outer bubblewrap has exited: it waits until
+// the run's PID namespace is gone (see nsInit.end), so that no process of
+// the run is alive when its files are collected, and then tells a run
+// whose sandbox could not set up from a run of the script, from
+// bubblewrap's own status and nothing else. The innermost bubblewrap writes
+// an "exit-code" document when the command it started exits, and none when
+// it, the outer bubblewrap or setpriv fails first (a mount it cannot make, a
+// namespace it cannot create, a filter the kernel refuses); those exit with
+// a status of their own, below 128. Such a run returns
+// ErrSandboxUnavailable with bubblewrap's complaint instead of a Result with
+// exit code 1. A run without the document whose chain died by a signal (a
+// script that killed the helpers it can reach) and a run the pipeline killed
+// (timeout, cancellation) keep their Result: the script ran.
 func (l *sandboxLauncher) finish(res *Result) error {
 	defer l.status.Close()
 	l.statusW.Close()
-	if res == nil || res.TimedOut {
+	l.filter.Close()
+	l.infoW.Close()
+	l.args.Close()
+	l.init.end(groupGoneBound)
+	if res == nil || res.TimedOut || res.ExitCode >= 128 {
 		return nil
 	}
-	// Every bubblewrap wrote its status before the leader exited: read
-	// what the pipe holds, without waiting for its end.
-	const maxStatus = 64 << 10
 	var status []byte
 	if rc, err := l.status.SyscallConn(); err == nil {
 		buf := make([]byte, maxStatus)
@@ -241,8 +319,94 @@ func (l *sandboxLauncher) finish(res *Result) error {
 	if launched(status) {
 		return nil
 	}
-	return fmt.Errorf("%w: bubblewrap %s could not set up the sandbox of this run (exit %d): %s: %s",
+	return fmt.Errorf("%w: bubblewrap %s could not start a sandbox (exit %d): %s: %s",
 		ErrSandboxUnavailable, l.h.version, res.ExitCode, firstLine(res.Stderr.Text), diagnose(res.Stderr.Text))
+}
+
+// maxStatus bounds what is read of a bubblewrap's JSON status.
+const maxStatus = 64 << 10
+
+// nsInit follows the init of a run's PID namespace: bubblewrap's own
+// PID 1, whose host PID the outer bubblewrap writes to infoFD as soon as it
+// has forked it. A pidfd is opened on it at once, while the outer
+// bubblewrap, its parent, is alive and has not reaped it, so the pidfd is
+// that process and no other.
+type nsInit struct {
+	r     *os.File
+	done  chan struct{} // closed when the info stream has ended
+	pidfd int           // -1 until known (read after done)
+}
+
+// followInit starts reading the outer bubblewrap's info stream from r.
+func followInit(r *os.File) *nsInit {
+	n := &nsInit{r: r, done: make(chan struct{}), pidfd: -1}
+	go func() {
+		defer close(n.done)
+		dec := json.NewDecoder(io.LimitReader(r, maxStatus))
+		for {
+			var doc struct {
+				ChildPID int `json:"child-pid"`
+			}
+			if dec.Decode(&doc) != nil {
+				return
+			}
+			if doc.ChildPID > 0 && n.pidfd < 0 {
+				if fd, err := unix.PidfdOpen(doc.ChildPID, 0); err == nil {
+					n.pidfd = fd
+				}
+			}
+		}
+	}()
+	return n
+}
+
+// end runs once the outer bubblewrap has exited. It waits until the init
+// has exited, which the kernel lets it do only once every other member of
+// its PID namespace has been killed and reaped, so that nothing of the run
+// is alive; an init that outstays bound (the outer bubblewrap was killed
+// and its parent-death signal is on its way) is killed. It then reaps the
+// init if it has become this process's child, which it does when the agent
+// is PID 1 of its container or a child subreaper; otherwise its new parent
+// reaps it.
+func (n *nsInit) end(bound time.Duration) {
+	select {
+	case <-n.done:
+	case <-time.After(bound):
+		n.r.Close() // something still holds the info pipe: stop reading it
+		<-n.done
+	}
+	defer n.r.Close()
+	if n.pidfd < 0 {
+		return
+	}
+	defer unix.Close(n.pidfd)
+	if !exitedWithin(n.pidfd, bound) {
+		_ = unix.PidfdSendSignal(n.pidfd, unix.SIGKILL, nil, 0)
+		exitedWithin(n.pidfd, bound)
+	}
+	for {
+		err := unix.Waitid(unix.P_PIDFD, n.pidfd, nil, unix.WEXITED|unix.WNOHANG, nil)
+		if err != unix.EINTR {
+			return // reaped, or not this process's child (ECHILD)
+		}
+	}
+}
+
+// exitedWithin reports whether the process of pidfd has exited, waiting
+// at most d for it.
+func exitedWithin(pidfd int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		ms := int(time.Until(deadline) / time.Millisecond)
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}, max(ms, 0))
+		switch {
+		case n > 0:
+			return true
+		case err == unix.EINTR && ms > 0:
+			continue
+		}
+		return false
+	}
 }
 
 // launched reports whether bubblewrap's JSON status (a stream of objects)

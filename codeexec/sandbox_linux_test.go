@@ -767,7 +767,7 @@ func TestSandboxFailsClosed(t *testing.T) {
 func TestSandboxArgs(t *testing.T) {
 	h := &sandboxHost{bwrap: "/usr/bin/bwrap", setpriv: "/usr/bin/setpriv", prlimit: "/usr/bin/prlimit",
 		sys: layout{dirs: []string{"/usr", "/etc"}, links: [][2]string{{"usr/bin", "/bin"}}}}
-	binds := []bind{{src: "/data/py", dst: "/root/.pyenv/versions/3.11.7"}}
+	binds := []bind{{src: "/data/py", dst: "/root/.pyenv/versions/3.11.7"}, {src: "/tmp/venv", dst: "/tmp/venv"}}
 	argv := []string{"/root/.pyenv/versions/3.11.7/bin/python3", "scripts/a.py"}
 	tests := []struct {
 		name string
@@ -776,25 +776,28 @@ func TestSandboxArgs(t *testing.T) {
 		want string // a regular expression over the space-joined command line
 	}{
 		{"RootDropsToNobody", true, nil,
-			`^--unshare-pid --unshare-ipc --unshare-uts --hostname sandbox --unshare-cgroup-try --die-with-parent --new-session --unshare-net ` +
+			`^--unshare-pid --unshare-ipc --unshare-uts --hostname sandbox --unshare-cgroup-try --die-with-parent --new-session --info-fd 5 --unshare-net ` +
 				`--cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP ` +
 				`--ro-bind /usr /usr --ro-bind /etc /etc --symlink usr/bin /bin ` +
-				`--perms 0755 --dir /root --perms 0755 --dir /root/.pyenv --perms 0755 --dir /root/.pyenv/versions --ro-bind /data/py /root/.pyenv/versions/3.11.7 ` +
-				`--proc /proc --dev /dev --perms 1777 --size 67108864 --tmpfs /dev/shm --perms 1777 --size 67108864 --tmpfs /tmp --bind /ws /workspace --remount-ro / --remount-ro /dev ` +
+				`--proc /proc --dev /dev --perms 1777 --size 67108864 --tmpfs /dev/shm --perms 1777 --size 67108864 --tmpfs /tmp ` +
+				`--perms 0755 --dir /root --perms 0755 --dir /root/.pyenv --perms 0755 --dir /root/.pyenv/versions --ro-bind /data/py /root/.pyenv/versions/3.11.7 --ro-bind /tmp/venv /tmp/venv ` +
+				`--bind /ws /workspace --remount-ro / --remount-ro /dev ` +
 				`-- /usr/bin/setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs ` +
-				`-- /usr/bin/bwrap --unshare-user --disable-userns --uid 65534 --gid 65534 --cap-drop ALL --die-with-parent --dev-bind / / --json-status-fd 3 --chdir /workspace/skill ` +
+				`-- /usr/bin/bwrap --unshare-user --disable-userns --uid 65534 --gid 65534 --cap-drop ALL --die-with-parent --dev-bind / / --json-status-fd 3 --seccomp 4 --chdir /workspace/skill ` +
 				`-- /usr/bin/prlimit --core=0 --as=2147483648 --nproc=256 --fsize=134217728 --cpu=120 ` +
 				`-- /root/.pyenv/versions/3.11.7/bin/python3 scripts/a.py$`},
 		{"Unprivileged", false, nil,
-			`^--unshare-user --disable-userns --cap-drop ALL --unshare-pid .* --unshare-net --ro-bind /usr /usr .* --remount-ro /dev --json-status-fd 3 --chdir /workspace/skill -- /usr/bin/prlimit `},
-		{"NetworkOn", false, []SandboxOption{WithNetwork(true)}, `^--unshare-user .* --new-session --ro-bind`},
+			`^--unshare-user --disable-userns --cap-drop ALL --unshare-pid .* --info-fd 5 --unshare-net --ro-bind /usr /usr .* --remount-ro /dev --json-status-fd 3 --seccomp 4 --chdir /workspace/skill -- /usr/bin/prlimit `},
+		{"TmpfsBeforeBindsUnderIt", true, nil, `--dev /dev .*--tmpfs /dev/shm .*--tmpfs /tmp .*--ro-bind /tmp/venv /tmp/venv .*--bind /ws /workspace`},
+		{"NetworkOn", false, []SandboxOption{WithNetwork(true)}, `^--unshare-user .* --new-session --info-fd 5 --ro-bind`},
 		{"Limits", true, []SandboxOption{WithMemoryLimit(-1), WithProcessLimit(7), WithFileSizeLimit(-1), WithCPULimit(1500 * time.Millisecond), WithTmpSize(1 << 20), WithSandboxUser(1000, 1001)},
 			`--size 1048576 --tmpfs /dev/shm --perms 1777 --size 1048576 --tmpfs /tmp .* --reuid 1000 --regid 1001 .* --uid 1000 --gid 1001 .* -- /usr/bin/prlimit --core=0 --nproc=7 --cpu=2 -- `},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h.root = tt.root
-			got := strings.Join(NewSandbox(tt.opts...).bwrapArgs(h, "/ws", DefaultSkillName, binds, argv, statusFD), " ")
+			opts, rest := NewSandbox(tt.opts...).bwrapArgs(h, "/ws", DefaultSkillName, binds, argv, true)
+			got := strings.Join(append(opts, rest...), " ")
 			if !regexp.MustCompile(tt.want).MatchString(got) {
 				t.Errorf("command line\n%s\ndoes not match\n%s", got, tt.want)
 			}

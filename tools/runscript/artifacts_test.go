@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -304,4 +306,42 @@ func TestJoinNames(t *testing.T) {
 	assert.Equal(t, "a, b", joinNames(names[:2]))
 	assert.Equal(t, strings.Join(names[:maxWarnings], ", "), joinNames(names[:maxWarnings]))
 	assert.Equal(t, strings.Join(names[:maxWarnings], ", ")+" and 3 more", joinNames(names))
+}
+
+// TestRespondBoundsTheResponse: a run that writes the most files the limits
+// allow, each with a path as long as the executor keeps, gets a response
+// bounded like one stream, which says what it does not list; every file
+// is saved all the same.
+func TestRespondBoundsTheResponse(t *testing.T) {
+	svc := artifact.InMemoryService()
+	tc, sessionID := adktest.ToolContext(t, svc, "inv")
+	const files = codeexec.DefaultMaxOutputFiles
+	pathLen := 1000 // under codeexec's bound on output paths
+	var res codeexec.Result
+	var omitted []codeexec.OmittedFile
+	for i := range files {
+		p := fmt.Sprintf("%03d/%s", i, strings.Repeat("d", pathLen-4))
+		res.Files = append(res.Files, codeexec.File{Path: p, Data: []byte("x")})
+		omitted = append(omitted, codeexec.OmittedFile{Path: p + ".big", Reason: "larger than the limit"})
+	}
+	res.Omitted = omitted
+	for _, tt := range []struct {
+		budget  int
+		wantCut bool // ten warnings of a thousand characters do not fit
+	}{{0, false}, {2_000, true}} {
+		budget := tt.budget
+		r := &runner{Config: Config{Limits: codeexec.Limits{MaxOutputChars: budget}}}
+		resp := r.respond(tc, &res)
+		cap := codeexec.Limits{MaxOutputChars: budget}.WithDefaults().MaxOutputChars
+		b, err := json.Marshal(resp)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, len(b), 3*cap, "budget %d: the response is bounded like the streams", cap)
+		assert.Less(t, len(resp.OutputFiles), files, "budget %d", cap)
+		assert.Contains(t, resp.Warning, fmt.Sprintf("%d more output file(s) are not listed here", files-len(resp.OutputFiles)))
+		assert.Equal(t, tt.wantCut, strings.Contains(resp.Warning, "truncated"), "budget %d: the warning says when it was cut", cap)
+		assert.LessOrEqual(t, utf8.RuneCountInString(resp.Warning), cap+200, "budget %d: the warning is cut at the budget, plus the marker", cap)
+	}
+	list, err := svc.List(context.Background(), &artifact.ListRequest{AppName: adktest.App, UserID: adktest.User, SessionID: sessionID})
+	require.NoError(t, err)
+	assert.Len(t, list.FileNames, files, "every file is saved, listed or not")
 }

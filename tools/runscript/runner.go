@@ -8,12 +8,14 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/tool/skilltoolset/skill"
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/skillfs"
+	"github.com/adkskills/adkskills/internal/truncate"
 )
 
 // scriptMissesKey counts SCRIPT_NOT_FOUND answers in invocation-scoped
@@ -197,8 +199,19 @@ func status(res *codeexec.Result) string {
 }
 
 // respond builds the success response of the contract.
+//
+// Beside stdout and stderr (each capped at the output cap), what the model
+// reads is bounded by the same cap, however many files a run writes and
+// however long their names: the manifest lists files until their entries
+// fill it (every file is saved all the same, and the warning says how many
+// are not listed), and the warning is cut at it, around truncate's marker.
 func (r *runner) respond(tc agent.ToolContext, res *codeexec.Result) *Response {
 	files, warnings := r.saveScriptOutputs(tc, res.Files)
+	budget := r.Limits.WithDefaults().MaxOutputChars
+	listed := listedWithin(files, budget)
+	if n := len(files) - len(listed); n > 0 {
+		warnings = append([]string{fmt.Sprintf("%d more output file(s) are not listed here: the list is bounded at %d characters", n, budget)}, warnings...)
+	}
 	for _, o := range res.Omitted {
 		warnings = append(warnings, fmt.Sprintf("%s was not saved: %s", DisplayPath(o.Path), o.Reason))
 	}
@@ -208,7 +221,24 @@ func (r *runner) respond(tc agent.ToolContext, res *codeexec.Result) *Response {
 		TimedOut:    res.TimedOut,
 		Stdout:      res.Stdout.Text,
 		Stderr:      res.Stderr.Text,
-		OutputFiles: files,
-		Warning:     joinWarnings(warnings),
+		OutputFiles: listed,
+		Warning:     truncate.String(joinWarnings(warnings), budget),
 	}
+}
+
+// manifestEntryChars is what an entry of output_files costs beyond its
+// strings (keys, punctuation, the numbers).
+const manifestEntryChars = 80
+
+// listedWithin returns the first files whose manifest entries fit in budget
+// characters.
+func listedWithin(files []OutputFile, budget int) []OutputFile {
+	used := 0
+	for i, f := range files {
+		used += manifestEntryChars + utf8.RuneCountInString(f.Name) + utf8.RuneCountInString(f.Artifact) + len(f.MIMEType)
+		if used > budget {
+			return files[:i]
+		}
+	}
+	return files
 }

@@ -1,0 +1,81 @@
+//go:build unix
+
+package codeexec
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// noFollow refuses to open a symbolic link.
+const noFollow = unix.O_NOFOLLOW
+
+// lockWorkspace creates root's lock file and locks it for as long as the
+// returned file stays open (close-on-exec: no script inherits it).
+func lockWorkspace(root string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(root, lockFileName), os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// tryLock takes f's lock without waiting; false when another process holds
+// it.
+func tryLock(f *os.File) bool {
+	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
+}
+
+// ownDir reports whether dir is a directory (not a link) of this process's
+// user.
+func ownDir(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
+}
+
+// killLeftovers kills the processes of the dead run in root: on Linux,
+// those of its recorded process group whose working directory is still
+// inside root (so a process group number reused since is never hit). The
+// BSDs and macOS have no /proc to tell them by: nothing is killed there.
+func killLeftovers(root string) {
+	b, err := os.ReadFile(filepath.Join(root, groupFileName))
+	if err != nil {
+		return
+	}
+	pgid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pgid <= 1 {
+		return
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if g, err := unix.Getpgid(pid); err != nil || g != pgid {
+			continue
+		}
+		cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd")
+		if err == nil && (cwd == root || strings.HasPrefix(cwd, root+"/")) {
+			err = unix.Kill(pid, unix.SIGKILL)
+		}
+		_ = errors.Is(err, unix.ESRCH) // gone already: nothing to do
+	}
+}
