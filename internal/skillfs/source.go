@@ -55,23 +55,22 @@ type Skill struct {
 	Err    error
 }
 
-// Scan reads every immediate subfolder that holds a SKILL.md, in name order,
-// valid or not. Folders without one are not skills and are left out.
+// Scan reads every skill folder (see Validate: an immediate subfolder
+// holding a SKILL.md, or the same name in another case; hidden folders are
+// not skills), in name order, valid or not. Validate counts the same.
 func (s *Source) Scan() ([]Skill, error) {
-	entries, err := fs.ReadDir(s.fsys, ".")
+	folders, err := skillFolders(s.fsys)
 	if err != nil {
-		return nil, fmt.Errorf("read skills folder: %w", err)
+		return nil, err
 	}
-	var out []Skill
-	for _, e := range entries {
-		if !e.IsDir() {
+	out := make([]Skill, 0, len(folders))
+	for _, f := range folders {
+		if f.Problem != "" {
+			out = append(out, Skill{Dir: f.Dir, Err: fmt.Errorf("%s: %w: %s", f.path(), skill.ErrInvalidFrontmatter, f.Problem)})
 			continue
 		}
-		p, err := s.read(e.Name())
-		if errors.Is(err, skill.ErrSkillNotFound) {
-			continue
-		}
-		out = append(out, Skill{Dir: e.Name(), Parsed: p, Err: err})
+		p, err := s.read(f.Dir)
+		out = append(out, Skill{Dir: f.Dir, Parsed: p, Err: err})
 	}
 	return out, nil
 }

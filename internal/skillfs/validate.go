@@ -82,8 +82,10 @@ const MaxBodyLines = 500
 // ask an interpreter for them.
 var dataExtensions = []string{".md", ".txt", ".rst", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".csv", ".tsv", ".lock", ".pyc"}
 
-// Validate checks every skill folder of fsys (each immediate subfolder
-// holding a SKILL.md) against the Agent Skills rules, strictly:
+// Validate checks every skill folder of fsys against the Agent Skills rules,
+// strictly. A skill folder is an immediate subfolder holding a SKILL.md (or
+// a file of that name in another case, an error); hidden folders, .git and
+// __pycache__ are not skills; Source.Scan counts the same folders.
 //
 //   - the frontmatter opens and closes with '---' lines and is YAML, with
 //     the line of any syntax error;
@@ -106,61 +108,34 @@ func Validate(fsys fs.FS, table codeexec.Interpreters) (*Report, error) {
 	if table == nil {
 		table = codeexec.DefaultInterpreters()
 	}
-	entries, err := fs.ReadDir(fsys, ".")
+	folders, err := skillFolders(fsys)
 	if err != nil {
-		return nil, fmt.Errorf("read skills folder: %w", err)
+		return nil, err
 	}
 	r := &Report{}
-	for _, e := range entries {
-		if !e.IsDir() {
-			if e.Name() == SkillFile {
-				r.Problems = append(r.Problems, Problem{Path: SkillFile, Severity: SeverityError,
-					Msg: "this folder is itself a skill: pass the folder that contains skill folders"})
-			}
+	if fi, err := fs.Stat(fsys, SkillFile); err == nil && !fi.IsDir() {
+		r.Problems = append(r.Problems, Problem{Path: SkillFile, Severity: SeverityError,
+			Msg: "this folder is itself a skill: pass the folder that contains skill folders"})
+	}
+	for _, f := range folders {
+		r.Skills = append(r.Skills, f.Dir)
+		if f.Problem != "" {
+			r.Problems = append(r.Problems, Problem{Path: f.path(), Severity: SeverityError, Msg: f.Problem})
 			continue
 		}
-		dir := e.Name()
-		if strings.HasPrefix(dir, ".") || skipDirs[dir] {
-			continue
-		}
-		content, err := fs.ReadFile(fsys, path.Join(dir, SkillFile))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if alt := misspeltSkillFile(fsys, dir); alt != "" {
-				r.Skills = append(r.Skills, dir)
-				r.Problems = append(r.Problems, Problem{Path: path.Join(dir, alt), Severity: SeverityError,
-					Msg: fmt.Sprintf("the skill file must be named %s, not %s", SkillFile, alt)})
-			}
-			continue
-		case err != nil:
-			r.Skills = append(r.Skills, dir)
-			r.Problems = append(r.Problems, Problem{Path: path.Join(dir, SkillFile), Severity: SeverityError,
+		content, err := fs.ReadFile(fsys, f.path())
+		if err != nil {
+			r.Problems = append(r.Problems, Problem{Path: f.path(), Severity: SeverityError,
 				Msg: fmt.Sprintf("cannot read: %v", err)})
 			continue
 		}
-		r.Skills = append(r.Skills, dir)
-		r.Problems = append(r.Problems, checkSkillFile(dir, content)...)
-		r.Problems = append(r.Problems, checkFiles(fsys, dir, table)...)
+		r.Problems = append(r.Problems, checkSkillFile(f.Dir, content)...)
+		r.Problems = append(r.Problems, checkFiles(fsys, f.Dir, table)...)
 	}
 	slices.SortStableFunc(r.Problems, func(a, b Problem) int {
 		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
 	})
 	return r, nil
-}
-
-// misspeltSkillFile returns the name of a file in dir that is SKILL.md in
-// another case ("skill.md"), or "".
-func misspeltSkillFile(fsys fs.FS, dir string) string {
-	entries, err := fs.ReadDir(fsys, dir)
-	if err != nil {
-		return ""
-	}
-	for _, e := range entries {
-		if !e.IsDir() && strings.EqualFold(e.Name(), SkillFile) {
-			return e.Name()
-		}
-	}
-	return ""
 }
 
 // checkSkillFile checks one SKILL.md; dir is its folder's name.
