@@ -45,7 +45,7 @@ func TestBinaryExitCodes(t *testing.T) {
 		{"usage error", []string{"run", "report-writer"}, 2, "", "Usage: adkskills run"},
 		{"bad flag", []string{"list", "--colour"}, 2, "", "flag provided but not defined: -colour"},
 		{"help", []string{"run", "--help"}, 0, "Usage: adkskills run", ""},
-		{"validate errors", []string{"validate", "--skills", "testdata/badskills"}, 1, "10 skills, 10 problems (8 errors, 2 warnings)", ""},
+		{"validate errors", []string{"validate", "--skills", "testdata/badskills"}, 1, "10 skills, 10 problems (7 errors, 3 warnings)", ""},
 		{"validate clean", []string{"validate"}, 0, "4 skills, 3 problems (0 errors, 3 warnings)", ""},
 		{"list", []string{"list"}, 0, "report-writer\n", ""},
 		{"artifacts", []string{"artifacts", "cat", "report.md"}, 0, "# Report for Ada", ""},

@@ -73,7 +73,7 @@ func TestValidateCommand(t *testing.T) {
 	single := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(single, "solo", "scripts"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(single, "solo", "SKILL.md"), []byte("---\nname: solo\ndescription: One skill.\nversion: 2\n---\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(single, "solo", "scripts", "x.rb"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(single, "solo", "scripts", "x.rb"), []byte("#!/usr/bin/env ruby\n"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(single, "other"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(single, "other", "SKILL.md"), []byte("---\nname: wrong\n---\n"), 0o644))
 	bad := badSkills(t)
@@ -96,9 +96,9 @@ func TestValidateCommand(t *testing.T) {
 				bad + "/missing-description/SKILL.md:1: the frontmatter has no description: add one that says what the skill does and when to use it",
 				bad + "/name-mismatch/SKILL.md:2: the name \"other-name\" does not match the folder name \"name-mismatch\"",
 				bad + "/unclosed-frontmatter/SKILL.md:1: the frontmatter opened on line 1 has no closing '---' line",
-				bad + "/unsupported-script/scripts/tool.rb: script cannot be run: no interpreter runs \".rb\" files (supported: .py, .sh, .bash, .js, .mjs, .cjs)",
+				bad + "/unsupported-script/scripts/tool.rb: warning: its #! line names ruby, which no interpreter runs, so run_skill_script cannot run it (supported: .py, .sh, .bash, .js, .mjs, .cjs, or a #! line naming python3, bash or node)",
 				bad + "/yaml-syntax/SKILL.md:4: invalid YAML: yaml: mapping values are not allowed in this context",
-				"10 skills, 10 problems (8 errors, 2 warnings)",
+				"10 skills, 10 problems (7 errors, 3 warnings)",
 			},
 		},
 		{
@@ -115,11 +115,11 @@ func TestValidateCommand(t *testing.T) {
 		{
 			name:   "a single skill folder",
 			skills: filepath.Join(single, "solo"),
-			code:   exitFailure,
+			code:   exitOK,
 			lines: []string{
 				single + "/solo/SKILL.md:4: warning: unknown frontmatter key \"version\": not in the Agent Skills specification, so it is ignored",
-				single + "/solo/scripts/x.rb: script cannot be run: no interpreter runs \".rb\" files (supported: .py, .sh, .bash, .js, .mjs, .cjs)",
-				"1 skill, 2 problems (1 error, 1 warning)",
+				single + "/solo/scripts/x.rb: warning: its #! line names ruby, which no interpreter runs, so run_skill_script cannot run it (supported: .py, .sh, .bash, .js, .mjs, .cjs, or a #! line naming python3, bash or node)",
+				"1 skill, 2 problems (0 errors, 2 warnings)",
 			},
 		},
 		{

@@ -77,11 +77,6 @@ func (r *Report) Errors() int {
 // recommends not to exceed.
 const MaxBodyLines = 500
 
-// dataExtensions are files that commonly sit in scripts/ without being
-// scripts (notes, dependency lists, configuration, data); Validate does not
-// ask an interpreter for them.
-var dataExtensions = []string{".md", ".txt", ".rst", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".csv", ".tsv", ".lock", ".pyc"}
-
 // Validate checks every skill folder of fsys against the Agent Skills rules,
 // strictly. A skill folder is an immediate subfolder holding a SKILL.md (or
 // a file of that name in another case, an error); hidden folders, .git and
@@ -98,8 +93,12 @@ var dataExtensions = []string{".md", ".txt", ".rst", ".json", ".yaml", ".yml", "
 //     use to load a skill) is an error too, so a skill with no error loads;
 //   - keys outside the specification are warnings: they are ignored when the
 //     skill loads;
-//   - every file under scripts/ that is not notes or data has an extension
-//     the interpreter table runs (nil table: codeexec.DefaultInterpreters);
+//   - a file under scripts/ that says it is a program (a #! line, or the
+//     executable bit) but that no interpreter of the table runs (nil table:
+//     codeexec.DefaultInterpreters; see Interpreters.ForFile) is a warning:
+//     run_skill_script cannot run it. Other files there are data (schemas,
+//     templates, helper modules), which the specification allows beside
+//     scripts, and are not reported;
 //   - symbolic links (never staged) and bodies over MaxBodyLines are
 //     warnings; a folder whose skill file is not spelt SKILL.md is an error.
 //
@@ -289,7 +288,7 @@ func checkSkillFile(dir string, content []byte) []Problem {
 	return probs
 }
 
-// checkFiles walks a skill folder for scripts no interpreter runs and for
+// checkFiles walks a skill folder for programs no interpreter runs and for
 // symbolic links.
 func checkFiles(fsys fs.FS, dir string, table codeexec.Interpreters) []Problem {
 	var probs []Problem
@@ -307,25 +306,49 @@ func checkFiles(fsys fs.FS, dir string, table codeexec.Interpreters) []Problem {
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			probs = append(probs, Problem{Path: p, Severity: SeverityWarning,
-				Msg: "symbolic link: it is never listed, staged for a script or read; copy the file in instead"})
+				Msg: "symbolic link: it is never listed, staged for a script or read; copy the file in"})
 			return nil
 		}
 		if !d.Type().IsRegular() || !strings.HasPrefix(p, scriptsDir+"/") {
 			return nil
 		}
-		ext := strings.ToLower(path.Ext(p))
-		if slices.Contains(dataExtensions, ext) {
-			return nil
-		}
-		if _, err := table.ForScript(p); err != nil {
-			what := fmt.Sprintf("no interpreter runs %q files", ext)
-			if ext == "" {
-				what = "it has no extension, and run_skill_script picks the interpreter by extension"
-			}
-			probs = append(probs, Problem{Path: p, Severity: SeverityError, Msg: fmt.Sprintf(
-				"script cannot be run: %s (supported: %s)", what, strings.Join(table.Extensions(), ", "))})
+		if msg := unrunnableProgram(fsys, p, d, table); msg != "" {
+			probs = append(probs, Problem{Path: p, Severity: SeverityWarning, Msg: msg})
 		}
 		return nil
 	})
 	return probs
+}
+
+// unrunnableProgram says why run_skill_script cannot run the file p, which
+// says it is a program (a #! line or the executable bit), or returns ""
+// when the table runs it or it is data.
+func unrunnableProgram(fsys fs.FS, p string, d fs.DirEntry, table codeexec.Interpreters) string {
+	if _, err := table.ForScript(p); err == nil {
+		return ""
+	}
+	head, err := fileHead(fsys, p)
+	if err != nil {
+		return fmt.Sprintf("cannot read: %v", err)
+	}
+	if _, err := table.ForFile(p, head); err == nil {
+		return ""
+	}
+	if prog, ok := codeexec.ShebangProgram(head); ok {
+		return fmt.Sprintf("its #! line names %s, which no interpreter runs, so run_skill_script cannot run it (%s)", prog, table.Supported())
+	}
+	if fi, err := d.Info(); err == nil && fi.Mode().Perm()&0o111 != 0 {
+		return fmt.Sprintf("it is executable, but no interpreter runs it, so run_skill_script cannot run it (%s)", table.Supported())
+	}
+	return ""
+}
+
+// fileHead reads the start of a file: enough for its #! line.
+func fileHead(fsys fs.FS, p string) ([]byte, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return codeexec.ReadHead(f)
 }
