@@ -53,6 +53,9 @@ func listCommand(ctx context.Context, c *cli, args []string) int {
 		fm := sk.Parsed.Frontmatter
 		fmt.Fprintln(w, fm.Name)
 		wrap(w, fm.Description, "    ", 80)
+		for _, warning := range sk.Parsed.Warnings {
+			wrap(w, "warning: "+warning, "    ", 80)
+		}
 		var runnable []string
 		files, err := src.ListResources(ctx, fm.Name, "")
 		if err != nil {

@@ -75,8 +75,10 @@ func (s *Source) Scan() ([]Skill, error) {
 	return out, nil
 }
 
-// ListFrontmatters lists the valid skills. A skill that cannot be read is
-// left out with a warning, logged once per problem.
+// ListFrontmatters lists the skills that load. A skill that cannot be read
+// is left out with a warning, logged once per problem; a skill that loads
+// despite a problem (Parsed.Warnings) is listed, and the problem logged
+// once.
 func (s *Source) ListFrontmatters(ctx context.Context) ([]*skill.Frontmatter, error) {
 	skills, err := s.Scan()
 	if err != nil {
@@ -89,6 +91,11 @@ func (s *Source) ListFrontmatters(ctx context.Context) ([]*skill.Frontmatter, er
 				s.log().Warn("adkskills: skipping a skill that cannot be loaded", "skill", sk.Dir, "error", sk.Err)
 			}
 			continue
+		}
+		for _, w := range sk.Parsed.Warnings {
+			if _, dup := s.warned.LoadOrStore(sk.Dir+"\x00"+w, struct{}{}); !dup {
+				s.log().Warn("adkskills: a skill breaks a rule of the specification; loaded anyway", "skill", sk.Dir, "problem", w)
+			}
 		}
 		out = append(out, sk.Parsed.Frontmatter)
 	}

@@ -9,7 +9,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"google.golang.org/adk/tool/skilltoolset/skill"
 	"gopkg.in/yaml.v3"
@@ -244,11 +243,8 @@ func checkSkillFile(dir string, content []byte) []Problem {
 		explained = true
 	case hasDesc:
 		if err := skill.Validate(&skill.Frontmatter{Name: standIn, Description: desc}); err != nil {
-			size := fmt.Sprintf("%d characters", utf8.RuneCountInString(desc))
-			if utf8.RuneCountInString(desc) != len(desc) {
-				size += fmt.Sprintf(", %d bytes (ADK counts bytes)", len(desc))
-			}
-			add(descLine, SeverityError, "invalid description (%s): %v", size, err)
+			add(descLine, SeverityError, "invalid description (%s): %v; adkskills still loads the skill, other clients may refuse it",
+				descriptionSize(desc), err)
 			explained = true
 		}
 	case missing("description"):

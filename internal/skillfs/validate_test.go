@@ -60,7 +60,7 @@ func TestValidateBadSkills(t *testing.T) {
 		{"Bad_Name", []want{errAt("SKILL.md", 2, `invalid name "Bad_Name": name may only contain lowercase alphanumeric`)}},
 		{"name-mismatch", []want{errAt("SKILL.md", 2, `the name "other-name" does not match the folder name "name-mismatch"`)}},
 		{"missing-description", []want{errAt("SKILL.md", 1, "no description")}},
-		{"long-description", []want{errAt("SKILL.md", 3, "invalid description (1025 characters): description must be between 1 and 1024 characters")}},
+		{"long-description", []want{errAt("SKILL.md", 3, "invalid description (1025 characters): description must be between 1 and 1024 characters long; adkskills still loads the skill, other clients may refuse it")}},
 		{"unclosed-frontmatter", []want{errAt("SKILL.md", 1, "no closing '---' line")}},
 		// The colon inside the unquoted value on line 4 of the file.
 		{"yaml-syntax", []want{errAt("SKILL.md", 4, "invalid YAML: yaml: mapping values are not allowed")}},
@@ -85,7 +85,9 @@ func TestValidateBadSkills(t *testing.T) {
 
 // TestValidateAgreesWithLoader: a skill has an error in its SKILL.md
 // exactly when the lenient loader the toolset uses cannot load it, so
-// "validate passes" means "the agent sees the skill".
+// "validate passes" means "the agent sees the skill". The one exception is a
+// description over the limit: an error for validate, a warning for the
+// loader, which loads the skill anyway.
 func TestValidateAgreesWithLoader(t *testing.T) {
 	for _, root := range []string{"../../testdata/badskills", "../../testdata/skills"} {
 		fsys := os.DirFS(root)
@@ -95,11 +97,19 @@ func TestValidateAgreesWithLoader(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, skills)
 		for _, sk := range skills {
-			hasError := false
+			var errs []Problem
 			for _, p := range r.Problems {
-				hasError = hasError || (p.Path == sk.Dir+"/"+SkillFile && p.Severity == SeverityError)
+				if p.Path == sk.Dir+"/"+SkillFile && p.Severity == SeverityError {
+					errs = append(errs, p)
+				}
 			}
-			assert.Equal(t, sk.Err != nil, hasError, "%s/%s: loader error %v, problems %v", root, sk.Dir, sk.Err, r.Problems)
+			if sk.Err == nil && len(sk.Parsed.Warnings) > 0 {
+				require.Len(t, errs, 1, "%s/%s: warnings %v", root, sk.Dir, sk.Parsed.Warnings)
+				assert.Contains(t, errs[0].Msg, "invalid description")
+				assert.Contains(t, sk.Parsed.Warnings[0], "the description is")
+				continue
+			}
+			assert.Equal(t, sk.Err != nil, len(errs) > 0, "%s/%s: loader error %v, problems %v", root, sk.Dir, sk.Err, r.Problems)
 		}
 	}
 }
