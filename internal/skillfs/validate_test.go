@@ -320,3 +320,24 @@ func TestValidateUnreadableFolder(t *testing.T) {
 	_, err := Validate(os.DirFS(t.TempDir()+"/missing"), nil)
 	require.Error(t, err)
 }
+
+// TestValidateCatalogueShapes: skills shaped like the public catalogues'
+// (schemas, templates, archives and helper modules beside scripts, scripts
+// without an extension, scripts for other platforms) have no problem but
+// the one genuine violation, a description over the limit, which still
+// loads.
+func TestValidateCatalogueShapes(t *testing.T) {
+	fsys := os.DirFS(catalogue)
+	r, err := Validate(fsys, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"art-templates", "office-docs", "screen-capture", "shebang-tool", "web-builder", "wordy-api"}, r.Skills)
+	require.Len(t, r.Problems, 1, "%v", r.Problems)
+	checkProblems(t, "wordy-api", r.Problems, []want{errAt("SKILL.md", 3, "invalid description (1068 characters)")})
+
+	skills, err := New(fsys, nil).Scan()
+	require.NoError(t, err)
+	require.Len(t, skills, len(r.Skills), "list counts what validate counts")
+	for _, sk := range skills {
+		assert.NoError(t, sk.Err, "every skill loads")
+	}
+}
