@@ -48,6 +48,9 @@ func repoRoot(t testing.TB) string {
 
 func testSkills(t testing.TB) string { return filepath.Join(repoRoot(t), "testdata", "skills") }
 func badSkills(t testing.TB) string  { return filepath.Join(repoRoot(t), "testdata", "badskills") }
+func catalogueSkills(t testing.TB) string {
+	return filepath.Join(repoRoot(t), "testdata", "catalogue")
+}
 
 // invocation is one in-process run of the command.
 type invocation struct {
