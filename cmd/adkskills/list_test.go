@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -137,6 +140,58 @@ func TestValidateCommand(t *testing.T) {
 			assert.Equal(t, strings.Join(tt.lines, "\n")+"\n", o.stdout)
 			assert.Empty(t, o.stderr)
 		})
+	}
+}
+
+// TestListAndValidateCountTheSameSkills: on every fixture folder, list's
+// "N skills; M folders cannot be loaded" adds up to validate's "N skills".
+func TestListAndValidateCountTheSameSkills(t *testing.T) {
+	countRe := regexp.MustCompile(`(?m)^(\d+) skills? in .*?(?:; (\d+) folders? cannot be loaded.*)?$`)
+	validateRe := regexp.MustCompile(`(?m)^(\d+) skills?, `)
+	tests := []struct {
+		dir  string
+		want int
+	}{
+		{catalogueSkills(t), 6},
+		{badSkills(t), 10},
+		{testSkills(t), 4},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.dir), func(t *testing.T) {
+			l := invoke(t, invocation{args: []string{"list", "--skills", tt.dir}})
+			m := countRe.FindStringSubmatch(l.stdout)
+			require.NotNil(t, m, l.stdout)
+			loaded, _ := strconv.Atoi(m[1])
+			broken, _ := strconv.Atoi(cmp.Or(m[2], "0"))
+			v := invoke(t, invocation{args: []string{"validate", "--skills", tt.dir}})
+			vm := validateRe.FindStringSubmatch(v.stdout)
+			require.NotNil(t, vm, v.stdout)
+			counted, _ := strconv.Atoi(vm[1])
+			assert.Equal(t, tt.want, counted, "validate")
+			assert.Equal(t, tt.want, loaded+broken, "list: %s", m[0])
+		})
+	}
+}
+
+// TestCatalogueShapes: skills shaped like the public catalogues' validate
+// with the one genuine violation only, and list names their scripts, a
+// script without an extension included.
+func TestCatalogueShapes(t *testing.T) {
+	dir := catalogueSkills(t)
+	v := invoke(t, invocation{args: []string{"validate", "--skills", dir}})
+	assert.Equal(t, exitFailure, v.code)
+	assert.Equal(t, dir+"/wordy-api/SKILL.md:3: invalid description (1068 characters): description must be between 1 and 1024 characters long; "+
+		"adkskills still loads the skill, other clients may refuse it\n6 skills, 1 problem (1 error, 0 warnings)\n", v.stdout)
+
+	l := invoke(t, invocation{args: []string{"list", "--skills", dir}})
+	assert.Equal(t, exitOK, l.code, l.stderr)
+	for _, piece := range []string{
+		"shebang-tool\n", "    scripts: scripts/greet\n",
+		"    scripts: scripts/accept.py, scripts/office/unpack.py, scripts/__init__.py, scripts/office/helpers/__init__.py, scripts/office/helpers/runs.py\n",
+		"wordy-api\n", "    warning: the description is 1068 characters, over the limit of 1024",
+		"\n6 skills in " + dir + "\n",
+	} {
+		assert.Contains(t, l.stdout, piece)
 	}
 }
 
