@@ -137,7 +137,7 @@ func validateCommand(_ context.Context, c *cli, args []string) int {
 	dir := c.skillsDir(*skills)
 	fi, err := os.Stat(c.abs(dir))
 	if err != nil || !fi.IsDir() {
-		c.errorf("skills folder %s does not exist or is not a folder (set --skills)", dir)
+		c.errorf("skills folder %s does not exist or is not a folder (set --skills%s)", dir, c.exampleHint(dir))
 		return exitUsage
 	}
 	// A single skill folder is validated as the only skill of its parent.

@@ -20,7 +20,8 @@
 // when it failed, 124 on timeout, 1 when the tool refused the call (unknown
 // skill or script, ...), 2 for a usage error, 130 when interrupted.
 //
-// --skills defaults to ./testdata/skills when it exists, else ./skills. The
+// --skills defaults to ./skills; in a clone of this repository (a go.mod
+// declaring github.com/adkskills/adkskills) it is ./testdata/skills. The
 // artifact store defaults to $ADKSKILLS_ARTIFACTS, else
 // $XDG_STATE_HOME/adkskills/artifacts, else ~/.local/state/adkskills/artifacts;
 // runs of run and chat save into the session "cli" of the OS user, so each

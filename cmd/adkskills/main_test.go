@@ -136,15 +136,25 @@ func TestEveryCommandHasHelp(t *testing.T) {
 }
 
 func TestSkillsDirDefault(t *testing.T) {
-	empty := t.TempDir()
-	withSkills := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(withSkills, "testdata", "skills"), 0o755))
+	folder := func(goMod string, withSkills bool) string {
+		dir := t.TempDir()
+		if goMod != "" {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(goMod), 0o644))
+		}
+		if withSkills {
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "testdata", "skills"), 0o755))
+		}
+		return dir
+	}
 	tests := []struct {
 		name, wd, flag, want string
 	}{
-		{"fresh clone", repoRoot(t), "", filepath.Join("testdata", "skills")},
-		{"a folder with testdata/skills", withSkills, "", filepath.Join("testdata", "skills")},
-		{"elsewhere", empty, "", "skills"},
+		{"a clone of this repository", repoRoot(t), "", filepath.Join("testdata", "skills")},
+		{"this module, with a comment", folder("// mine\nmodule github.com/adkskills/adkskills // root\n\ngo 1.25\n", true), "", filepath.Join("testdata", "skills")},
+		{"a user's repository with testdata/skills", folder("module example.com/mine\n", true), "", "skills"},
+		{"a module whose path only starts like this one", folder("module github.com/adkskills/adkskills-fork\n", true), "", "skills"},
+		{"testdata/skills without a go.mod", folder("", true), "", "skills"},
+		{"this module without testdata/skills", folder("module github.com/adkskills/adkskills\n", false), "", "skills"},
 		{"flag wins", repoRoot(t), "mine", "mine"},
 	}
 	for _, tt := range tests {
@@ -152,6 +162,42 @@ func TestSkillsDirDefault(t *testing.T) {
 			c := &cli{env: env{getenv: func(string) string { return "" }, wd: tt.wd}}
 			assert.Equal(t, tt.want, c.skillsDir(tt.flag))
 		})
+	}
+}
+
+func TestGoModule(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"module example.com/a\n", "example.com/a"},
+		{"\n// a comment\nmodule\texample.com/a // trailing\n", "example.com/a"},
+		{"module \"example.com/q\"\n", "example.com/q"},
+		{"modules example.com/a\nmodule example.com/b\n", "example.com/b"},
+		{"go 1.25\n", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, goModule(strings.NewReader(tt.in)), "%q", tt.in)
+	}
+}
+
+// TestSkillsDefaultInAUsersRepository: a user's own repository with a
+// testdata/skills folder is not taken for this one's examples, and the
+// error says why.
+func TestSkillsDefaultInAUsersRepository(t *testing.T) {
+	wd := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "go.mod"), []byte("module example.com/mine\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(wd, "testdata", "skills", "fixture"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "testdata", "skills", "fixture", "SKILL.md"), []byte("---\nname: fixture\ndescription: A test fixture.\n---\n"), 0o644))
+	hint := "(set --skills; ./testdata/skills is the default only in a clone of github.com/adkskills/adkskills)"
+	for _, cmd := range []string{"list", "validate", "run"} {
+		args := []string{cmd}
+		if cmd == "run" {
+			args = append(args, "fixture", "scripts/x.py")
+		}
+		o := invoke(t, invocation{wd: wd, args: args})
+		assert.Equal(t, exitUsage, o.code, cmd)
+		assert.Contains(t, o.stderr, "skills folder skills does not exist", cmd)
+		assert.Contains(t, o.stderr, hint, cmd)
+		assert.NotContains(t, o.stdout, "fixture", cmd)
 	}
 }
 
