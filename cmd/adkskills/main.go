@@ -28,7 +28,8 @@
 // run adds a version that artifacts ls and cat show.
 //
 // chat needs GOOGLE_API_KEY (a Gemini API key); without one it says what
-// to set and exits 2. Every command takes --help.
+// to set and exits 2. Every command takes --help; adkskills --version
+// prints the module version (or "(devel)" for a build from a checkout).
 package main
 
 import (
@@ -115,6 +116,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	name := args[0]
 	switch name {
+	case "-version", "--version":
+		c.printVersion()
+		return exitOK
 	case "-h", "-help", "--help", "help":
 		if len(args) > 1 && name == "help" {
 			if cmd, ok := lookup(args[1]); ok {
@@ -146,7 +150,7 @@ func (c *cli) mainUsage(w io.Writer) {
 	for _, cmd := range commands {
 		fmt.Fprintf(w, "  %-10s %s\n", cmd.name, cmd.summary)
 	}
-	fmt.Fprintf(w, "\nRun 'adkskills COMMAND --help' for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun 'adkskills COMMAND --help' for a command's flags, 'adkskills --version' for the version.\n")
 }
 
 // errorf prints one error line to stderr.
