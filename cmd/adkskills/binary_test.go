@@ -43,7 +43,7 @@ func TestBinaryExitCodes(t *testing.T) {
 		{"timeout", []string{"run", "--timeout", "300ms", "shell-tools", "scripts/hang.sh"}, 124, ": timeout,", ""},
 		{"tool error", []string{"run", "no-such-skill", "scripts/x.py"}, 1, "", "adkskills: SKILL_NOT_FOUND: "},
 		{"usage error", []string{"run", "report-writer"}, 2, "", "Usage: adkskills run"},
-		{"bad flag", []string{"list", "--colour"}, 2, "", "flag provided but not defined: -colour"},
+		{"bad flag", []string{"list", "--colour"}, 2, "", "adkskills: list: unknown flag --colour (its flags: --skills)"},
 		{"help", []string{"run", "--help"}, 0, "Usage: adkskills run", ""},
 		{"validate errors", []string{"validate", "--skills", "testdata/badskills"}, 1, "10 skills, 10 problems (7 errors, 3 warnings)", ""},
 		{"validate clean", []string{"validate"}, 0, "4 skills, 3 problems (0 errors, 3 warnings)", ""},

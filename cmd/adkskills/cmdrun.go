@@ -42,6 +42,7 @@ Exit status: 0 success; the script's exit code (1..125) when it failed;
 
 func runCommand(ctx context.Context, c *cli, args []string) int {
 	fs := newFlagSet("run", "adkskills run [flags] SKILL SCRIPT [-- ARGS...]", runAbout)
+	fs.rest, fs.restSynopsis = "the script's own arguments", "adkskills run SKILL SCRIPT"
 	skills := skillsFlag(fs)
 	var st storeFlags
 	st.register(fs)

@@ -171,6 +171,10 @@ type flagSet struct {
 	*flag.FlagSet
 	synopsis string
 	about    string
+	// rest says what goes after "--" ("the script's own arguments"), and
+	// restSynopsis how ("adkskills run SKILL SCRIPT"); "" for commands
+	// that take nothing there.
+	rest, restSynopsis string
 }
 
 func newFlagSet(name, synopsis, about string) *flagSet {
@@ -216,7 +220,7 @@ func (c *cli) parse(fs *flagSet, args []string) (pos, rest []string, code int, d
 				fs.usage(c.stdout)
 				return nil, nil, exitOK, true
 			}
-			return nil, nil, c.usageError(fs, "%s: %v", fs.Name(), err), true
+			return nil, nil, c.usageError(fs, "%s", flagProblem(fs, err)), true
 		}
 		args = fs.Args()
 		if len(args) == 0 {
