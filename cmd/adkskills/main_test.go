@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -242,4 +243,24 @@ func readAll(t *testing.T, p string) string {
 	b, err := io.ReadAll(f)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// FuzzGoModule: whatever the go.mod, the module path read is one word of
+// one of its lines.
+func FuzzGoModule(f *testing.F) {
+	for _, s := range []string{"module example.com/a\n", "module \"x y\"\n", "// c\nmodule\tb // d\n", "modulex\n", "module"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got := goModule(strings.NewReader(in))
+		if got == "" {
+			return
+		}
+		if strings.Contains(got, "\n") {
+			t.Fatalf("%q gave %q, across lines", in, got)
+		}
+		if !strings.Contains(in, got) && !strings.Contains(in, strconv.Quote(got)) && !strings.Contains(in, "\"") && !strings.Contains(in, "`") {
+			t.Fatalf("%q gave %q, which it does not hold", in, got)
+		}
+	})
 }

@@ -372,7 +372,7 @@ func TestRunNoRunnableScripts(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "docs-only", "SKILL.md"), []byte("---\nname: docs-only\ndescription: Only words.\n---\n# Docs\n"), 0o644))
 	o := invoke(t, invocation{args: []string{"run", "--skills", dir, "docs-only", "scripts/x.py"}})
 	assert.Equal(t, exitFailure, o.code)
-	assert.Equal(t, "adkskills: no skill has a script that can run (supported: [.py .sh .bash .js .mjs .cjs]), so run_skill_script is not offered\n", o.stderr)
+	assert.Equal(t, "adkskills: no skill has a script that can run (supported: .py, .sh, .bash, .js, .mjs, .cjs, or a #! line naming python3, bash or node), so run_skill_script is not offered\n", o.stderr)
 }
 
 func TestRunExitCodeMapping(t *testing.T) {
