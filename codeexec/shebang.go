@@ -24,6 +24,26 @@ func ReadHead(r io.Reader) ([]byte, error) {
 	return buf[:n], err
 }
 
+// scriptHead is the start of req's script, from Files or Skill; nil when
+// it cannot be read (the run then fails on it as it would anyway).
+func scriptHead(req *Request) []byte {
+	for _, f := range req.Files {
+		if f.Path == req.Script {
+			return f.Data[:min(len(f.Data), MaxShebangBytes)]
+		}
+	}
+	if req.Skill == nil {
+		return nil
+	}
+	f, err := req.Skill.Open(req.Script)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head, _ := ReadHead(f)
+	return head
+}
+
 // ShebangProgram returns the base name of the program a script's #! line
 // names, or false when head does not start with one. The program is the
 // interpreter itself ("#!/bin/bash": "bash") or, through env, the first
