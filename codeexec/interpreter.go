@@ -19,8 +19,9 @@ type Interpreter struct {
 	Command []string
 }
 
-// Interpreters is an interpreter table: the one place that maps extensions and
-// language names to commands. The first entry that matches wins.
+// Interpreters is an interpreter table: the one place that maps extensions,
+// language names and the programs #! lines name (ForFile) to commands. The
+// first entry that matches wins.
 type Interpreters []Interpreter
 
 // DefaultInterpreters returns a fresh copy of the default table: python3 for

@@ -75,6 +75,24 @@ func TestLocalInterpreterTable(t *testing.T) {
 	}
 }
 
+// TestLocalShebangScript: without a request Interpreter, a script without
+// an extension runs with the interpreter its #! line names, whether it
+// comes from the skill or from Files.
+func TestLocalShebangScript(t *testing.T) {
+	src := "#!/usr/bin/env python3\nimport sys\nprint('py', sys.argv[1:])\n"
+	fromFiles := &Request{Files: []File{{Path: "scripts/tool", Data: []byte(src)}}, Script: "scripts/tool", Args: []string{"a"}}
+	for _, req := range []*Request{script("scripts/tool", src), fromFiles} {
+		req.Args = []string{"a"}
+		res := mustRun(t, NewLocal(), req)
+		if res.Stdout.Text != "py ['a']\n" || res.ExitCode != 0 {
+			t.Errorf("exit %d stdout %q stderr %q", res.ExitCode, res.Stdout.Text, res.Stderr.Text)
+		}
+	}
+	if _, err := NewLocal().Execute(context.Background(), script("scripts/tool", "#!/usr/bin/env ruby\n")); !errors.Is(err, ErrUnsupportedScript) {
+		t.Errorf("a #! line no entry runs: err = %v, want ErrUnsupportedScript", err)
+	}
+}
+
 func TestLocalCancelledBeforeStart(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -122,7 +122,7 @@ func (c *config) err() error {
 }
 
 // interpreterFor chooses req's interpreter: req.Interpreter when set, else
-// the table entry for the script's extension.
+// the table entry for the script's extension or its #! line (ForFile).
 func (c *config) interpreterFor(req *Request) (Interpreter, error) {
 	if in := req.Interpreter; in != nil {
 		if err := (Interpreters{*in}).Validate(); err != nil {
@@ -130,7 +130,7 @@ func (c *config) interpreterFor(req *Request) (Interpreter, error) {
 		}
 		return *in, nil
 	}
-	return c.table().ForScript(req.Script)
+	return c.table().ForFile(req.Script, scriptHead(req))
 }
 
 // workspaceParent is the directory workspaces are created in.

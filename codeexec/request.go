@@ -41,7 +41,8 @@ type Request struct {
 	// ("scripts/x.py"); it must be a file of Skill or of Files.
 	Script string
 	// Interpreter runs Script. Nil: the executor chooses by Script's
-	// extension from its interpreter table.
+	// extension, else its #! line, from its interpreter table
+	// (Interpreters.ForFile).
 	Interpreter *Interpreter
 	// Args are passed as argv after the script path, never through a shell.
 	Args []string

@@ -195,21 +195,16 @@ func (ts *SkillToolset) hasScripts(ctx context.Context) bool {
 }
 
 // anyScripts reports whether some skill has a file the interpreter table
-// can run.
+// runs, by extension or by #! line (skillfs.AnyScript).
 func anyScripts(ctx context.Context, source skill.Source, table codeexec.Interpreters) (bool, error) {
 	fms, err := source.ListFrontmatters(ctx)
 	if err != nil {
 		return false, err
 	}
 	for _, fm := range fms {
-		files, err := source.ListResources(ctx, fm.Name, "")
-		if err != nil {
-			continue // a skill without listable files has no scripts
-		}
-		for _, f := range files {
-			if _, err := table.ForScript(f); err == nil {
-				return true, nil
-			}
+		// A skill whose files cannot be listed has no scripts.
+		if ok, err := skillfs.AnyScript(ctx, source, fm.Name, table); err == nil && ok {
+			return true, nil
 		}
 	}
 	return false, nil

@@ -70,6 +70,7 @@ func TestToolsFollowConfiguration(t *testing.T) {
 	onlyDocs := onlyDocsSkills
 	ruby := codeexec.Interpreters{{Language: "ruby", Extensions: []string{".rb"}, Command: []string{"ruby"}}}
 	rubySkills := fstest.MapFS{"gem/SKILL.md": {Data: []byte("---\nname: gem\ndescription: Ruby.\n---\n")}, "gem/scripts/x.rb": {Data: []byte("puts 1\n")}}
+	shebangSkills := fstest.MapFS{"docs/SKILL.md": onlyDocs["docs/SKILL.md"], "docs/bin/greet": {Data: []byte("#!/usr/bin/env python3\nprint(1)\n")}}
 	cases := []struct {
 		name string
 		fsys fstest.MapFS
@@ -80,6 +81,9 @@ func TestToolsFollowConfiguration(t *testing.T) {
 		{"executor", testSkills, []Option{WithCodeExecutor(local)}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_script"}},
 		{"no scripts", onlyDocs, []Option{WithCodeExecutor(local)}, []string{"list_skills", "load_skill", "load_skill_resource"}},
 		{"table without python", testSkills, []Option{WithCodeExecutor(codeexec.NewLocal(codeexec.WithInterpreters(ruby)))}, []string{"list_skills", "load_skill", "load_skill_resource"}},
+		{"a script without an extension", shebangSkills, []Option{WithCodeExecutor(local)}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_script"}},
+		{"a #! line the table does not run", fstest.MapFS{"gem/SKILL.md": rubySkills["gem/SKILL.md"], "gem/bin/rake": {Data: []byte("#!/usr/bin/env ruby\n")}},
+			[]Option{WithCodeExecutor(local)}, []string{"list_skills", "load_skill", "load_skill_resource"}},
 		{"table with ruby", rubySkills, []Option{WithCodeExecutor(codeexec.NewLocal(codeexec.WithInterpreters(ruby)))}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_script"}},
 		{"inline", onlyDocs, []Option{WithCodeExecutor(local), WithInlineScripts(true)}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_inline_script"}},
 		{"inline no executor", testSkills, []Option{WithInlineScripts(true)}, []string{"list_skills", "load_skill", "load_skill_resource"}},

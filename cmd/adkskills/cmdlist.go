@@ -13,9 +13,10 @@ import (
 	"github.com/adkskills/adkskills/internal/skillfs"
 )
 
-const listAbout = `Lists the skills of the skills folder: name, description and the files
-run_skill_script can run, then the skill folders that cannot be loaded, with
-the reason (run adkskills validate for every problem, with line numbers).`
+var listAbout = fmt.Sprintf(`Lists the skills of the skills folder: name, description and the files
+run_skill_script can run (by extension, or by a #! line; entry points
+first, at most %d named), then the skill folders that cannot be loaded, with
+the reason (run adkskills validate for every problem, with line numbers).`, skillfs.MaxListedScripts)
 
 func listCommand(ctx context.Context, c *cli, args []string) int {
 	fs := newFlagSet("list", "adkskills list [--skills DIR]", listAbout)
@@ -53,20 +54,17 @@ func listCommand(ctx context.Context, c *cli, args []string) int {
 		fm := sk.Parsed.Frontmatter
 		fmt.Fprintln(w, fm.Name)
 		wrap(w, fm.Description, "    ", 80)
-		var runnable []string
-		files, err := src.ListResources(ctx, fm.Name, "")
-		if err != nil {
-			fmt.Fprintf(w, "    files: cannot be listed: %v\n", err)
+		for _, warning := range sk.Parsed.Warnings {
+			wrap(w, "warning: "+warning, "    ", 80)
 		}
-		for _, f := range files {
-			if _, err := table.ForScript(f); err == nil {
-				runnable = append(runnable, f)
-			}
-		}
-		if len(runnable) == 0 {
+		scripts, err := skillfs.Scripts(ctx, src, fm.Name, table)
+		switch {
+		case err != nil:
+			fmt.Fprintf(w, "    scripts: cannot be listed: %v\n", err)
+		case len(scripts) == 0:
 			fmt.Fprintln(w, "    scripts: none")
-		} else {
-			fmt.Fprintf(w, "    scripts: %s\n", strings.Join(runnable, ", "))
+		default:
+			fmt.Fprintf(w, "    scripts: %s\n", skillfs.ListScripts(scripts))
 		}
 	}
 	if len(found) == 0 {
@@ -139,7 +137,7 @@ func validateCommand(_ context.Context, c *cli, args []string) int {
 	dir := c.skillsDir(*skills)
 	fi, err := os.Stat(c.abs(dir))
 	if err != nil || !fi.IsDir() {
-		c.errorf("skills folder %s does not exist or is not a folder (set --skills)", dir)
+		c.errorf("skills folder %s does not exist or is not a folder (set --skills%s)", dir, c.exampleHint(dir))
 		return exitUsage
 	}
 	// A single skill folder is validated as the only skill of its parent.

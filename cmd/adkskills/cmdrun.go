@@ -42,6 +42,7 @@ Exit status: 0 success; the script's exit code (1..125) when it failed;
 
 func runCommand(ctx context.Context, c *cli, args []string) int {
 	fs := newFlagSet("run", "adkskills run [flags] SKILL SCRIPT [-- ARGS...]", runAbout)
+	fs.rest, fs.restSynopsis = "the script's own arguments", "adkskills run SKILL SCRIPT"
 	skills := skillsFlag(fs)
 	var st storeFlags
 	st.register(fs)
@@ -207,7 +208,7 @@ func (c *cli) callRunScript(ctx context.Context, tr toolRun, call scriptCall) (*
 		return nil, err
 	}
 	if !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Name() == runscript.Name }) {
-		return nil, fmt.Errorf("no skill has a script that can run (supported: %v), so %s is not offered", codeexec.TableOf(tr.executor).Extensions(), runscript.Name)
+		return nil, fmt.Errorf("no skill has a script that can run (%s), so %s is not offered", codeexec.TableOf(tr.executor).Supported(), runscript.Name)
 	}
 	// The model calls run_skill_script once, then ends its turn.
 	m := scripted.New("adkskills-run", declared(call.functionCall()), scripted.Say("Done."))

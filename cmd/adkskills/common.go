@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,7 +32,7 @@ const (
 
 // skillsFlag registers --skills.
 func skillsFlag(fs *flagSet) *string {
-	return fs.String("skills", "", "the `DIR` holding skill folders (default ./testdata/skills when it exists, else ./skills)")
+	return fs.String("skills", "", "the `DIR` holding skill folders (default ./skills; ./testdata/skills in a clone of "+modulePath+")")
 }
 
 // storeFlags are the flags that locate the artifact store.
@@ -68,16 +70,62 @@ func (e *execFlags) check() error {
 	return nil
 }
 
-// skillsDir is --skills, or its default: ./testdata/skills when it exists
-// (a fresh clone of this repository), else ./skills.
+// skillsDir is --skills, or its default: ./skills, except in a clone of
+// this repository (isThisModule), where it is ./testdata/skills, so the
+// README's first command runs the example skills. A user's own repository
+// with a testdata/skills folder gets ./skills.
 func (c *cli) skillsDir(flagValue string) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	if fi, err := os.Stat(c.abs(filepath.Join("testdata", "skills"))); err == nil && fi.IsDir() {
-		return filepath.Join("testdata", "skills")
+	if c.isThisModule() {
+		if fi, err := os.Stat(c.abs(exampleSkills)); err == nil && fi.IsDir() {
+			return exampleSkills
+		}
 	}
 	return "skills"
+}
+
+// exampleSkills is where a clone of this repository keeps its skills.
+var exampleSkills = filepath.Join("testdata", "skills")
+
+// isThisModule reports whether the working directory is the root of this
+// module: its go.mod declares modulePath.
+func (c *cli) isThisModule() bool {
+	f, err := os.Open(c.abs("go.mod"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return goModule(io.LimitReader(f, maxGoModBytes)) == modulePath
+}
+
+const (
+	// modulePath is this module's path, as its go.mod declares it.
+	modulePath = "github.com/adkskills/adkskills"
+	// maxGoModBytes bounds the go.mod read for its module line.
+	maxGoModBytes = 64 << 10
+)
+
+// goModule returns the module path a go.mod declares, or "".
+func goModule(r io.Reader) string {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if i := strings.Index(line, "//"); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		rest, ok := strings.CutPrefix(line, "module")
+		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t') {
+			continue
+		}
+		path := strings.TrimSpace(rest)
+		if unq, err := strconv.Unquote(path); err == nil {
+			path = unq
+		}
+		return path
+	}
+	return ""
 }
 
 // errSkillsDir is a --skills folder that cannot be used: a usage error.
@@ -89,7 +137,7 @@ func (c *cli) openSkills(dir string) (*os.Root, error) {
 	fi, err := os.Stat(c.abs(dir))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%w %s does not exist (set --skills)", errSkillsDir, dir)
+		return nil, fmt.Errorf("%w %s does not exist (set --skills%s)", errSkillsDir, dir, c.exampleHint(dir))
 	case err != nil:
 		return nil, fmt.Errorf("%w: %v", errSkillsDir, err)
 	case !fi.IsDir():
@@ -103,6 +151,18 @@ func (c *cli) openSkills(dir string) (*os.Root, error) {
 		return nil, fmt.Errorf("%w: %v", errSkillsDir, err)
 	}
 	return root, nil
+}
+
+// exampleHint explains, when the default ./skills is missing but a
+// testdata/skills folder is there, why that folder was not taken.
+func (c *cli) exampleHint(dir string) string {
+	if dir != "skills" {
+		return ""
+	}
+	if fi, err := os.Stat(c.abs(exampleSkills)); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return fmt.Sprintf("; ./%s is the default only in a clone of %s", filepath.ToSlash(exampleSkills), modulePath)
 }
 
 // storeDir is --artifacts, or the per-user state folder: never the working

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -34,12 +37,13 @@ func TestList(t *testing.T) {
 			skills: badSkills(t),
 			stdout: []string{
 				"extra-keys\n", "good-skill\n", "    scripts: scripts/hello.py\n",
+				"long-description\n    xxxx", "    warning: the description is 1025 characters, over the limit of 1024: the\n    skill is loaded with it whole, but other clients may refuse it\n",
 				"unsupported-script\n", "    scripts: scripts/ok.py\n",
-				"7 skill folders cannot be loaded:\n",
+				"6 skill folders cannot be loaded:\n",
 				filepath.Join(badSkills(t), "Bad_Name", "SKILL.md") + ": line 2: name may only contain lowercase",
 				filepath.Join(badSkills(t), "missing-description", "SKILL.md") + ": description must be between 1 and 1024 characters long\n",
 				filepath.Join(badSkills(t), "yaml-syntax", "SKILL.md") + ": line 4: invalid YAML",
-				"\n3 skills in " + badSkills(t) + "; 7 folders cannot be loaded (adkskills validate shows every problem)\n",
+				"\n4 skills in " + badSkills(t) + "; 6 folders cannot be loaded (adkskills validate shows every problem)\n",
 			},
 			absent: []string{"scripts/tool.rb"},
 		},
@@ -73,7 +77,7 @@ func TestValidateCommand(t *testing.T) {
 	single := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(single, "solo", "scripts"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(single, "solo", "SKILL.md"), []byte("---\nname: solo\ndescription: One skill.\nversion: 2\n---\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(single, "solo", "scripts", "x.rb"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(single, "solo", "scripts", "x.rb"), []byte("#!/usr/bin/env ruby\n"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(single, "other"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(single, "other", "SKILL.md"), []byte("---\nname: wrong\n---\n"), 0o644))
 	bad := badSkills(t)
@@ -92,13 +96,13 @@ func TestValidateCommand(t *testing.T) {
 				bad + "/extra-keys/SKILL.md:4: warning: unknown frontmatter key \"argument-hint\": not in the Agent Skills specification, so it is ignored",
 				bad + "/extra-keys/SKILL.md:5: warning: unknown frontmatter key \"version\": not in the Agent Skills specification, so it is ignored",
 				bad + "/list-description/SKILL.md:3: \"description\" must be a string, got a list",
-				bad + "/long-description/SKILL.md:3: invalid description (1025 characters): description must be between 1 and 1024 characters long",
+				bad + "/long-description/SKILL.md:3: invalid description (1025 characters): description must be between 1 and 1024 characters long; adkskills still loads the skill, other clients may refuse it",
 				bad + "/missing-description/SKILL.md:1: the frontmatter has no description: add one that says what the skill does and when to use it",
 				bad + "/name-mismatch/SKILL.md:2: the name \"other-name\" does not match the folder name \"name-mismatch\"",
 				bad + "/unclosed-frontmatter/SKILL.md:1: the frontmatter opened on line 1 has no closing '---' line",
-				bad + "/unsupported-script/scripts/tool.rb: script cannot be run: no interpreter runs \".rb\" files (supported: .py, .sh, .bash, .js, .mjs, .cjs)",
+				bad + "/unsupported-script/scripts/tool.rb: warning: its #! line names ruby, which no interpreter runs, so run_skill_script cannot run it (supported: .py, .sh, .bash, .js, .mjs, .cjs, or a #! line naming python3, bash or node)",
 				bad + "/yaml-syntax/SKILL.md:4: invalid YAML: yaml: mapping values are not allowed in this context",
-				"10 skills, 10 problems (8 errors, 2 warnings)",
+				"10 skills, 10 problems (7 errors, 3 warnings)",
 			},
 		},
 		{
@@ -115,11 +119,11 @@ func TestValidateCommand(t *testing.T) {
 		{
 			name:   "a single skill folder",
 			skills: filepath.Join(single, "solo"),
-			code:   exitFailure,
+			code:   exitOK,
 			lines: []string{
 				single + "/solo/SKILL.md:4: warning: unknown frontmatter key \"version\": not in the Agent Skills specification, so it is ignored",
-				single + "/solo/scripts/x.rb: script cannot be run: no interpreter runs \".rb\" files (supported: .py, .sh, .bash, .js, .mjs, .cjs)",
-				"1 skill, 2 problems (1 error, 1 warning)",
+				single + "/solo/scripts/x.rb: warning: its #! line names ruby, which no interpreter runs, so run_skill_script cannot run it (supported: .py, .sh, .bash, .js, .mjs, .cjs, or a #! line naming python3, bash or node)",
+				"1 skill, 2 problems (0 errors, 2 warnings)",
 			},
 		},
 		{
@@ -136,6 +140,58 @@ func TestValidateCommand(t *testing.T) {
 			assert.Equal(t, strings.Join(tt.lines, "\n")+"\n", o.stdout)
 			assert.Empty(t, o.stderr)
 		})
+	}
+}
+
+// TestListAndValidateCountTheSameSkills: on every fixture folder, list's
+// "N skills; M folders cannot be loaded" adds up to validate's "N skills".
+func TestListAndValidateCountTheSameSkills(t *testing.T) {
+	countRe := regexp.MustCompile(`(?m)^(\d+) skills? in .*?(?:; (\d+) folders? cannot be loaded.*)?$`)
+	validateRe := regexp.MustCompile(`(?m)^(\d+) skills?, `)
+	tests := []struct {
+		dir  string
+		want int
+	}{
+		{catalogueSkills(t), 6},
+		{badSkills(t), 10},
+		{testSkills(t), 4},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.dir), func(t *testing.T) {
+			l := invoke(t, invocation{args: []string{"list", "--skills", tt.dir}})
+			m := countRe.FindStringSubmatch(l.stdout)
+			require.NotNil(t, m, l.stdout)
+			loaded, _ := strconv.Atoi(m[1])
+			broken, _ := strconv.Atoi(cmp.Or(m[2], "0"))
+			v := invoke(t, invocation{args: []string{"validate", "--skills", tt.dir}})
+			vm := validateRe.FindStringSubmatch(v.stdout)
+			require.NotNil(t, vm, v.stdout)
+			counted, _ := strconv.Atoi(vm[1])
+			assert.Equal(t, tt.want, counted, "validate")
+			assert.Equal(t, tt.want, loaded+broken, "list: %s", m[0])
+		})
+	}
+}
+
+// TestCatalogueShapes: skills shaped like the public catalogues' validate
+// with the one genuine violation only, and list names their scripts, a
+// script without an extension included.
+func TestCatalogueShapes(t *testing.T) {
+	dir := catalogueSkills(t)
+	v := invoke(t, invocation{args: []string{"validate", "--skills", dir}})
+	assert.Equal(t, exitFailure, v.code)
+	assert.Equal(t, dir+"/wordy-api/SKILL.md:3: invalid description (1068 characters): description must be between 1 and 1024 characters long; "+
+		"adkskills still loads the skill, other clients may refuse it\n6 skills, 1 problem (1 error, 0 warnings)\n", v.stdout)
+
+	l := invoke(t, invocation{args: []string{"list", "--skills", dir}})
+	assert.Equal(t, exitOK, l.code, l.stderr)
+	for _, piece := range []string{
+		"shebang-tool\n", "    scripts: scripts/greet\n",
+		"    scripts: scripts/accept.py, scripts/office/unpack.py, scripts/__init__.py, scripts/office/helpers/__init__.py, scripts/office/helpers/runs.py\n",
+		"wordy-api\n", "    warning: the description is 1068 characters, over the limit of 1024",
+		"\n6 skills in " + dir + "\n",
+	} {
+		assert.Contains(t, l.stdout, piece)
 	}
 }
 

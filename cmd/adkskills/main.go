@@ -20,14 +20,16 @@
 // when it failed, 124 on timeout, 1 when the tool refused the call (unknown
 // skill or script, ...), 2 for a usage error, 130 when interrupted.
 //
-// --skills defaults to ./testdata/skills when it exists, else ./skills. The
+// --skills defaults to ./skills; in a clone of this repository (a go.mod
+// declaring github.com/adkskills/adkskills) it is ./testdata/skills. The
 // artifact store defaults to $ADKSKILLS_ARTIFACTS, else
 // $XDG_STATE_HOME/adkskills/artifacts, else ~/.local/state/adkskills/artifacts;
 // runs of run and chat save into the session "cli" of the OS user, so each
 // run adds a version that artifacts ls and cat show.
 //
 // chat needs GOOGLE_API_KEY (a Gemini API key); without one it says what
-// to set and exits 2. Every command takes --help.
+// to set and exits 2. Every command takes --help; adkskills --version
+// prints the module version (or "(devel)" for a build from a checkout).
 package main
 
 import (
@@ -114,6 +116,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	name := args[0]
 	switch name {
+	case "-version", "--version":
+		c.printVersion()
+		return exitOK
 	case "-h", "-help", "--help", "help":
 		if len(args) > 1 && name == "help" {
 			if cmd, ok := lookup(args[1]); ok {
@@ -145,7 +150,7 @@ func (c *cli) mainUsage(w io.Writer) {
 	for _, cmd := range commands {
 		fmt.Fprintf(w, "  %-10s %s\n", cmd.name, cmd.summary)
 	}
-	fmt.Fprintf(w, "\nRun 'adkskills COMMAND --help' for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun 'adkskills COMMAND --help' for a command's flags, 'adkskills --version' for the version.\n")
 }
 
 // errorf prints one error line to stderr.
@@ -166,6 +171,10 @@ type flagSet struct {
 	*flag.FlagSet
 	synopsis string
 	about    string
+	// rest says what goes after "--" ("the script's own arguments"), and
+	// restSynopsis how ("adkskills run SKILL SCRIPT"); "" for commands
+	// that take nothing there.
+	rest, restSynopsis string
 }
 
 func newFlagSet(name, synopsis, about string) *flagSet {
@@ -211,7 +220,7 @@ func (c *cli) parse(fs *flagSet, args []string) (pos, rest []string, code int, d
 				fs.usage(c.stdout)
 				return nil, nil, exitOK, true
 			}
-			return nil, nil, c.usageError(fs, "%s: %v", fs.Name(), err), true
+			return nil, nil, c.usageError(fs, "%s", flagProblem(fs, err)), true
 		}
 		args = fs.Args()
 		if len(args) == 0 {

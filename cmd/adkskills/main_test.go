@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,6 +49,9 @@ func repoRoot(t testing.TB) string {
 
 func testSkills(t testing.TB) string { return filepath.Join(repoRoot(t), "testdata", "skills") }
 func badSkills(t testing.TB) string  { return filepath.Join(repoRoot(t), "testdata", "badskills") }
+func catalogueSkills(t testing.TB) string {
+	return filepath.Join(repoRoot(t), "testdata", "catalogue")
+}
 
 // invocation is one in-process run of the command.
 type invocation struct {
@@ -100,10 +104,17 @@ func TestHelpAndUsage(t *testing.T) {
 		{name: "validate help", args: []string{"validate", "--help"}, code: exitOK, stdout: "Usage: adkskills validate"},
 		{name: "chat help", args: []string{"chat", "--help"}, code: exitOK, stdout: "Usage: adkskills chat [flags]"},
 		{name: "artifacts help", args: []string{"artifacts", "--help"}, code: exitOK, stdout: "Usage: adkskills artifacts [ls] [flags]"},
-		{name: "run bad flag", args: []string{"run", "--bogus", "a", "b"}, code: exitUsage, stderr: "adkskills: run: flag provided but not defined: -bogus\nUsage: adkskills run"},
-		{name: "list bad flag", args: []string{"list", "--nope"}, code: exitUsage, stderr: "Usage: adkskills list"},
+		{name: "run bad flag", args: []string{"run", "--bogus", "a", "b"}, code: exitUsage,
+			stderr: "adkskills: run: unknown flag --bogus; the script's own arguments go after --: adkskills run SKILL SCRIPT -- --bogus\nUsage: adkskills run"},
+		{name: "a script's flag before --", args: []string{"run", "report-writer", "scripts/report.py", "--name", "Ada"}, code: exitUsage,
+			stderr: "adkskills: run: unknown flag --name; the script's own arguments go after --: adkskills run SKILL SCRIPT -- --name\n"},
+		{name: "list bad flag", args: []string{"list", "--nope"}, code: exitUsage, stderr: "adkskills: list: unknown flag --nope (its flags: --skills)\nUsage: adkskills list"},
 		{name: "validate extra argument", args: []string{"validate", "x"}, code: exitUsage, stderr: `validate: unexpected argument "x"`},
-		{name: "chat bad flag", args: []string{"chat", "--timeout", "soon"}, code: exitUsage, stderr: `invalid value "soon" for flag -timeout`},
+		{name: "chat bad flag", args: []string{"chat", "--timeout", "soon"}, code: exitUsage, stderr: "adkskills: chat: invalid value \"soon\" for --timeout DURATION\n"},
+		{name: "a flag without its value", args: []string{"run", "x", "y", "--timeout"}, code: exitUsage, stderr: "adkskills: run: --timeout needs a value: --timeout DURATION\n"},
+		{name: "a bad boolean", args: []string{"run", "--json=maybe", "x", "y"}, code: exitUsage, stderr: "adkskills: run: invalid value \"maybe\" for --json (true or false)\n"},
+		{name: "a bad number", args: []string{"artifacts", "cat", "x", "--version", "last"}, code: exitUsage, stderr: "adkskills: artifacts: invalid value \"last\" for --version N\n"},
+		{name: "bad flag syntax", args: []string{"list", "---x"}, code: exitUsage, stderr: "adkskills: list: bad flag syntax: ---x\n"},
 		{name: "artifacts bad flag", args: []string{"artifacts", "ls", "--x"}, code: exitUsage, stderr: "Usage: adkskills artifacts"},
 	}
 	for _, tt := range tests {
@@ -133,15 +144,25 @@ func TestEveryCommandHasHelp(t *testing.T) {
 }
 
 func TestSkillsDirDefault(t *testing.T) {
-	empty := t.TempDir()
-	withSkills := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(withSkills, "testdata", "skills"), 0o755))
+	folder := func(goMod string, withSkills bool) string {
+		dir := t.TempDir()
+		if goMod != "" {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(goMod), 0o644))
+		}
+		if withSkills {
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "testdata", "skills"), 0o755))
+		}
+		return dir
+	}
 	tests := []struct {
 		name, wd, flag, want string
 	}{
-		{"fresh clone", repoRoot(t), "", filepath.Join("testdata", "skills")},
-		{"a folder with testdata/skills", withSkills, "", filepath.Join("testdata", "skills")},
-		{"elsewhere", empty, "", "skills"},
+		{"a clone of this repository", repoRoot(t), "", filepath.Join("testdata", "skills")},
+		{"this module, with a comment", folder("// mine\nmodule github.com/adkskills/adkskills // root\n\ngo 1.25\n", true), "", filepath.Join("testdata", "skills")},
+		{"a user's repository with testdata/skills", folder("module example.com/mine\n", true), "", "skills"},
+		{"a module whose path only starts like this one", folder("module github.com/adkskills/adkskills-fork\n", true), "", "skills"},
+		{"testdata/skills without a go.mod", folder("", true), "", "skills"},
+		{"this module without testdata/skills", folder("module github.com/adkskills/adkskills\n", false), "", "skills"},
 		{"flag wins", repoRoot(t), "mine", "mine"},
 	}
 	for _, tt := range tests {
@@ -149,6 +170,42 @@ func TestSkillsDirDefault(t *testing.T) {
 			c := &cli{env: env{getenv: func(string) string { return "" }, wd: tt.wd}}
 			assert.Equal(t, tt.want, c.skillsDir(tt.flag))
 		})
+	}
+}
+
+func TestGoModule(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"module example.com/a\n", "example.com/a"},
+		{"\n// a comment\nmodule\texample.com/a // trailing\n", "example.com/a"},
+		{"module \"example.com/q\"\n", "example.com/q"},
+		{"modules example.com/a\nmodule example.com/b\n", "example.com/b"},
+		{"go 1.25\n", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, goModule(strings.NewReader(tt.in)), "%q", tt.in)
+	}
+}
+
+// TestSkillsDefaultInAUsersRepository: a user's own repository with a
+// testdata/skills folder is not taken for this one's examples, and the
+// error says why.
+func TestSkillsDefaultInAUsersRepository(t *testing.T) {
+	wd := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "go.mod"), []byte("module example.com/mine\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(wd, "testdata", "skills", "fixture"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "testdata", "skills", "fixture", "SKILL.md"), []byte("---\nname: fixture\ndescription: A test fixture.\n---\n"), 0o644))
+	hint := "(set --skills; ./testdata/skills is the default only in a clone of github.com/adkskills/adkskills)"
+	for _, cmd := range []string{"list", "validate", "run"} {
+		args := []string{cmd}
+		if cmd == "run" {
+			args = append(args, "fixture", "scripts/x.py")
+		}
+		o := invoke(t, invocation{wd: wd, args: args})
+		assert.Equal(t, exitUsage, o.code, cmd)
+		assert.Contains(t, o.stderr, "skills folder skills does not exist", cmd)
+		assert.Contains(t, o.stderr, hint, cmd)
+		assert.NotContains(t, o.stdout, "fixture", cmd)
 	}
 }
 
@@ -186,4 +243,24 @@ func readAll(t *testing.T, p string) string {
 	b, err := io.ReadAll(f)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// FuzzGoModule: whatever the go.mod, the module path read is one word of
+// one of its lines.
+func FuzzGoModule(f *testing.F) {
+	for _, s := range []string{"module example.com/a\n", "module \"x y\"\n", "// c\nmodule\tb // d\n", "modulex\n", "module"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got := goModule(strings.NewReader(in))
+		if got == "" {
+			return
+		}
+		if strings.Contains(got, "\n") {
+			t.Fatalf("%q gave %q, across lines", in, got)
+		}
+		if !strings.Contains(in, got) && !strings.Contains(in, strconv.Quote(got)) && !strings.Contains(in, "\"") && !strings.Contains(in, "`") {
+			t.Fatalf("%q gave %q, which it does not hold", in, got)
+		}
+	})
 }

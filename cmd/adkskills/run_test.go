@@ -118,13 +118,25 @@ func TestRunOutcomes(t *testing.T) {
 			name:   "unknown script lists the runnable files",
 			args:   []string{"run", "--skills", skills, "report-writer", "scripts/nope.py"},
 			code:   exitFailure,
-			stderr: "adkskills: SCRIPT_NOT_FOUND: script \"scripts/nope.py\" not found in skill \"report-writer\"; runnable files: [scripts/fmt_helpers.py scripts/report.py]\n",
+			stderr: "adkskills: SCRIPT_NOT_FOUND: script \"scripts/nope.py\" not found in skill \"report-writer\"; runnable files: scripts/fmt_helpers.py, scripts/report.py\n",
+		},
+		{
+			name:   "a directory is not a script",
+			args:   []string{"run", "--skills", skills, "report-writer", "scripts"},
+			code:   exitFailure,
+			stderr: "adkskills: SCRIPT_NOT_FOUND: \"scripts\" is a directory of skill \"report-writer\", not a script; runnable files: scripts/fmt_helpers.py, scripts/report.py\n",
 		},
 		{
 			name:   "unsupported script type",
 			args:   []string{"run", "--skills", badSkills(t), "unsupported-script", "scripts/tool.rb"},
 			code:   exitFailure,
-			stderr: "adkskills: UNSUPPORTED_SCRIPT_TYPE: \"scripts/tool.rb\" cannot be run: supported extensions are .py, .sh, .bash, .js, .mjs, .cjs\n",
+			stderr: "adkskills: UNSUPPORTED_SCRIPT_TYPE: \"scripts/tool.rb\" cannot be run: no interpreter runs its extension, and its #! line names ruby (supported: .py, .sh, .bash, .js, .mjs, .cjs, or a #! line naming python3, bash or node)\n",
+		},
+		{
+			name:   "a script without an extension runs by its #! line",
+			args:   []string{"run", "--skills", catalogueSkills(t), "shebang-tool", "scripts/greet", "--", "Ada"},
+			code:   exitOK,
+			stdout: []string{"== stdout ==\nhello, Ada\n", "== shebang-tool scripts/greet: success, exit code 0"},
 		},
 		{
 			name:   "a path that leaves the skill",
@@ -360,7 +372,7 @@ func TestRunNoRunnableScripts(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "docs-only", "SKILL.md"), []byte("---\nname: docs-only\ndescription: Only words.\n---\n# Docs\n"), 0o644))
 	o := invoke(t, invocation{args: []string{"run", "--skills", dir, "docs-only", "scripts/x.py"}})
 	assert.Equal(t, exitFailure, o.code)
-	assert.Equal(t, "adkskills: no skill has a script that can run (supported: [.py .sh .bash .js .mjs .cjs]), so run_skill_script is not offered\n", o.stderr)
+	assert.Equal(t, "adkskills: no skill has a script that can run (supported: .py, .sh, .bash, .js, .mjs, .cjs, or a #! line naming python3, bash or node), so run_skill_script is not offered\n", o.stderr)
 }
 
 func TestRunExitCodeMapping(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/adk/tool/skilltoolset/skill"
 	"gopkg.in/yaml.v3"
@@ -30,7 +31,15 @@ type Parsed struct {
 	// specification (argument-hint, user-invocable, version, …) that other
 	// clients write; they are tolerated and left out.
 	Extra []string
+	// Warnings are rules the skill breaks that do not keep it from loading
+	// (a description over MaxDescriptionBytes); Validate reports them as
+	// errors.
+	Warnings []string
 }
+
+// MaxDescriptionBytes is ADK's limit on a description: skill.Validate
+// counts bytes where the specification says 1,024 characters.
+const MaxDescriptionBytes = 1024
 
 // ParseError is a SKILL.md that cannot be read, with the 1-based line of the
 // file it concerns when one is known (0 otherwise).
@@ -59,6 +68,12 @@ var (
 // keys outside the specification are dropped (and reported in Extra) instead
 // of failing the skill, then ADK's own parser validates what remains. Errors
 // are *ParseError with the line of the file when the YAML parser gives one.
+//
+// A description over MaxDescriptionBytes does not fail the skill either: it
+// is kept whole, as written, with a warning in Warnings. Hiding a skill for
+// a few characters too many helps nobody (anthropics/skills' claude-api is
+// 1,068 characters long, and ends with the cases it must not be used for);
+// Validate still reports it, since other clients refuse it.
 func Parse(content []byte) (*Parsed, error) {
 	content = bytes.TrimPrefix(content, bom)
 	yamlBytes, bodyStart, err := split(content)
@@ -74,7 +89,8 @@ func Parse(content []byte) (*Parsed, error) {
 	}
 	m := doc.Content[0]
 	kept := &yaml.Node{Kind: yaml.MappingNode}
-	var extra []string
+	var extra, warnings []string
+	longDesc, hasLongDesc := "", false
 	seen := map[string]bool{}
 	for i := 0; i < len(m.Content); i += 2 { // a mapping's content is key, value, …
 		k, v := m.Content[i], m.Content[i+1]
@@ -85,6 +101,12 @@ func Parse(content []byte) (*Parsed, error) {
 		if isSpecKey(k.Value) {
 			if err := checkShape(k, v); err != nil {
 				return nil, err
+			}
+			if k.Value == "description" && v.Kind == yaml.ScalarNode && len(v.Value) > MaxDescriptionBytes {
+				// ADK validates a stand-in; the description is put back after.
+				longDesc, hasLongDesc = v.Value, true
+				warnings = append(warnings, longDescriptionWarning(v.Value))
+				v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "description"}
 			}
 			kept.Content = append(kept.Content, k, v)
 		} else {
@@ -101,7 +123,27 @@ func Parse(content []byte) (*Parsed, error) {
 		msg := yamlLineRe.ReplaceAllString(adkMessage(err), "")
 		return nil, &ParseError{Line: keyLine(m, err), Msg: strings.Join(strings.Fields(msg), " ")}
 	}
-	return &Parsed{Frontmatter: fm, Body: string(content[bodyStart:]), Extra: extra}, nil
+	if hasLongDesc {
+		fm.Description = longDesc
+	}
+	return &Parsed{Frontmatter: fm, Body: string(content[bodyStart:]), Extra: extra, Warnings: warnings}, nil
+}
+
+// longDescriptionWarning says that a description is over the limit and
+// loaded anyway.
+func longDescriptionWarning(desc string) string {
+	return fmt.Sprintf("the description is %s, over the limit of %d: the skill is loaded with it whole, but other clients may refuse it",
+		descriptionSize(desc), MaxDescriptionBytes)
+}
+
+// descriptionSize is a description's length in characters, and in bytes
+// when they differ (ADK counts bytes).
+func descriptionSize(desc string) string {
+	n := utf8.RuneCountInString(desc)
+	if n == len(desc) {
+		return fmt.Sprintf("%d characters", n)
+	}
+	return fmt.Sprintf("%d characters, %d bytes (ADK counts bytes)", n, len(desc))
 }
 
 // split finds the frontmatter between the opening and closing '---' lines

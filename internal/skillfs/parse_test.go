@@ -18,6 +18,7 @@ func TestParseLenient(t *testing.T) {
 		body      string
 		extra     []string
 		metadata  map[string]string
+		warning   string // a piece of the one warning, if any
 		wantLine  int
 		wantError string
 	}{
@@ -42,7 +43,13 @@ func TestParseLenient(t *testing.T) {
 		{name: "scalar metadata", in: "---\nname: demo\ndescription: D.\nmetadata: x\n---\n", wantLine: 4, wantError: `"metadata" must be a mapping`},
 		{name: "not a mapping", in: "---\n- a\n- b\n---\n", wantLine: 2, wantError: "must be a YAML mapping"},
 		{name: "missing description", in: "---\nname: demo\n---\n", wantError: "description must be between 1 and 1024"},
-		{name: "long description", in: "---\nname: demo\ndescription: " + strings.Repeat("d", 1025) + "\n---\n", wantLine: 3, wantError: "description must be between 1 and 1024"},
+		{name: "long description loads whole", in: "---\nname: demo\ndescription: " + strings.Repeat("d", MaxDescriptionBytes+1) + "\n---\n",
+			desc: strings.Repeat("d", MaxDescriptionBytes+1), warning: "the description is 1025 characters, over the limit of 1024: the skill is loaded with it whole"},
+		{name: "long block description", in: "---\nname: demo\ndescription: |-\n  " + strings.Repeat("d", MaxDescriptionBytes) + "\n  e\n---\n",
+			desc: strings.Repeat("d", MaxDescriptionBytes) + "\ne", warning: "1026 characters"},
+		{name: "long in bytes only", in: "---\nname: demo\ndescription: " + strings.Repeat("é", MaxDescriptionBytes/2+1) + "\n---\n",
+			desc: strings.Repeat("é", MaxDescriptionBytes/2+1), warning: "513 characters, 1026 bytes (ADK counts bytes)"},
+		{name: "description at the limit", in: "---\nname: demo\ndescription: " + strings.Repeat("d", MaxDescriptionBytes) + "\n---\n", desc: strings.Repeat("d", MaxDescriptionBytes)},
 		{name: "bad name", in: "---\nname: Bad_Name\ndescription: D.\n---\n", wantLine: 2, wantError: "lowercase"},
 	}
 	for _, c := range cases {
@@ -62,6 +69,11 @@ func TestParseLenient(t *testing.T) {
 			assert.Equal(t, c.desc, p.Frontmatter.Description)
 			assert.Equal(t, c.body, p.Body)
 			assert.Equal(t, c.extra, p.Extra)
+			if c.warning == "" {
+				assert.Empty(t, p.Warnings)
+			} else if assert.Len(t, p.Warnings, 1) {
+				assert.Contains(t, p.Warnings[0], c.warning)
+			}
 			if c.metadata != nil {
 				assert.Equal(t, c.metadata, p.Frontmatter.Metadata)
 			}
@@ -90,7 +102,16 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if err := skill.Validate(p.Frontmatter); err != nil {
+		// What ADK's parser accepts, but for a long description, which
+		// loads with a warning.
+		fm := *p.Frontmatter
+		if len(fm.Description) > MaxDescriptionBytes {
+			if len(p.Warnings) == 0 {
+				t.Fatalf("a %d-byte description loaded without a warning", len(fm.Description))
+			}
+			fm.Description = "d"
+		}
+		if err := skill.Validate(&fm); err != nil {
 			t.Fatalf("accepted a frontmatter ADK rejects: %v", err)
 		}
 		if !strings.HasSuffix(string(in), p.Body) {

@@ -55,29 +55,30 @@ type Skill struct {
 	Err    error
 }
 
-// Scan reads every immediate subfolder that holds a SKILL.md, in name order,
-// valid or not. Folders without one are not skills and are left out.
+// Scan reads every skill folder (see Validate: an immediate subfolder
+// holding a SKILL.md, or the same name in another case; hidden folders are
+// not skills), in name order, valid or not. Validate counts the same.
 func (s *Source) Scan() ([]Skill, error) {
-	entries, err := fs.ReadDir(s.fsys, ".")
+	folders, err := skillFolders(s.fsys)
 	if err != nil {
-		return nil, fmt.Errorf("read skills folder: %w", err)
+		return nil, err
 	}
-	var out []Skill
-	for _, e := range entries {
-		if !e.IsDir() {
+	out := make([]Skill, 0, len(folders))
+	for _, f := range folders {
+		if f.Problem != "" {
+			out = append(out, Skill{Dir: f.Dir, Err: fmt.Errorf("%s: %w: %s", f.path(), skill.ErrInvalidFrontmatter, f.Problem)})
 			continue
 		}
-		p, err := s.read(e.Name())
-		if errors.Is(err, skill.ErrSkillNotFound) {
-			continue
-		}
-		out = append(out, Skill{Dir: e.Name(), Parsed: p, Err: err})
+		p, err := s.read(f.Dir)
+		out = append(out, Skill{Dir: f.Dir, Parsed: p, Err: err})
 	}
 	return out, nil
 }
 
-// ListFrontmatters lists the valid skills. A skill that cannot be read is
-// left out with a warning, logged once per problem.
+// ListFrontmatters lists the skills that load. A skill that cannot be read
+// is left out with a warning, logged once per problem; a skill that loads
+// despite a problem (Parsed.Warnings) is listed, and the problem logged
+// once.
 func (s *Source) ListFrontmatters(ctx context.Context) ([]*skill.Frontmatter, error) {
 	skills, err := s.Scan()
 	if err != nil {
@@ -90,6 +91,11 @@ func (s *Source) ListFrontmatters(ctx context.Context) ([]*skill.Frontmatter, er
 				s.log().Warn("adkskills: skipping a skill that cannot be loaded", "skill", sk.Dir, "error", sk.Err)
 			}
 			continue
+		}
+		for _, w := range sk.Parsed.Warnings {
+			if _, dup := s.warned.LoadOrStore(sk.Dir+"\x00"+w, struct{}{}); !dup {
+				s.log().Warn("adkskills: a skill breaks a rule of the specification; loaded anyway", "skill", sk.Dir, "problem", w)
+			}
 		}
 		out = append(out, sk.Parsed.Frontmatter)
 	}

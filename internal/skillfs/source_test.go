@@ -42,6 +42,7 @@ func skillsTree(t *testing.T) (dir, secret string) {
 		"tolerant/SKILL.md":              "---\nname: tolerant\ndescription: Extra keys.\nargument-hint: x\nuser-invocable: true\n---\n",
 		"broken/SKILL.md":                "---\nname: broken\ndescription: [oops\n",
 		"mismatch/SKILL.md":              "---\nname: other-name\ndescription: Wrong folder.\n---\n",
+		"wordy/SKILL.md":                 "---\nname: wordy\ndescription: " + strings.Repeat("w", MaxDescriptionBytes+1) + "\n---\n",
 		"not-a-skill/README.md":          "no SKILL.md here",
 		"stray.md":                       "a file at the top level",
 	})
@@ -62,17 +63,19 @@ func TestListFrontmattersSkipsBrokenSkills(t *testing.T) {
 		for _, fm := range fms {
 			names = append(names, fm.Name)
 		}
-		assert.Equal(t, []string{"good", "tolerant"}, names, "broken skills are left out, the rest stay; symlinked folders are not skills")
+		assert.Equal(t, []string{"good", "tolerant", "wordy"}, names, "broken skills are left out, the rest stay; symlinked folders are not skills")
 	}
 	out := logs.String()
 	assert.Equal(t, 1, strings.Count(out, "skill=broken"), "one warning per problem, however often the catalogue is read:\n%s", out)
 	assert.Equal(t, 1, strings.Count(out, "skill=mismatch"))
 	assert.Contains(t, out, "does not match the folder name")
 	assert.NotContains(t, out, "not-a-skill")
+	assert.Equal(t, 1, strings.Count(out, "skill=wordy"), "a skill that loads despite a problem: one warning")
+	assert.Contains(t, out, "the description is 1025 characters, over the limit of 1024")
 
 	skills, err := src.Scan()
 	require.NoError(t, err)
-	assert.Len(t, skills, 4, "Scan reports every folder with a SKILL.md, valid or not")
+	assert.Len(t, skills, 5, "Scan reports every folder with a SKILL.md, valid or not")
 }
 
 func TestLoadAndListResources(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"google.golang.org/adk/tool/skilltoolset/skill"
 	"gopkg.in/yaml.v3"
@@ -77,13 +76,10 @@ func (r *Report) Errors() int {
 // recommends not to exceed.
 const MaxBodyLines = 500
 
-// dataExtensions are files that commonly sit in scripts/ without being
-// scripts (notes, dependency lists, configuration, data); Validate does not
-// ask an interpreter for them.
-var dataExtensions = []string{".md", ".txt", ".rst", ".json", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".csv", ".tsv", ".lock", ".pyc"}
-
-// Validate checks every skill folder of fsys (each immediate subfolder
-// holding a SKILL.md) against the Agent Skills rules, strictly:
+// Validate checks every skill folder of fsys against the Agent Skills rules,
+// strictly. A skill folder is an immediate subfolder holding a SKILL.md (or
+// a file of that name in another case, an error); hidden folders, .git and
+// __pycache__ are not skills; Source.Scan counts the same folders.
 //
 //   - the frontmatter opens and closes with '---' lines and is YAML, with
 //     the line of any syntax error;
@@ -96,8 +92,12 @@ var dataExtensions = []string{".md", ".txt", ".rst", ".json", ".yaml", ".yml", "
 //     use to load a skill) is an error too, so a skill with no error loads;
 //   - keys outside the specification are warnings: they are ignored when the
 //     skill loads;
-//   - every file under scripts/ that is not notes or data has an extension
-//     the interpreter table runs (nil table: codeexec.DefaultInterpreters);
+//   - a file under scripts/ that says it is a program (a #! line, or the
+//     executable bit) but that no interpreter of the table runs (nil table:
+//     codeexec.DefaultInterpreters; see Interpreters.ForFile) is a warning:
+//     run_skill_script cannot run it. Other files there are data (schemas,
+//     templates, helper modules), which the specification allows beside
+//     scripts, and are not reported;
 //   - symbolic links (never staged) and bodies over MaxBodyLines are
 //     warnings; a folder whose skill file is not spelt SKILL.md is an error.
 //
@@ -106,61 +106,34 @@ func Validate(fsys fs.FS, table codeexec.Interpreters) (*Report, error) {
 	if table == nil {
 		table = codeexec.DefaultInterpreters()
 	}
-	entries, err := fs.ReadDir(fsys, ".")
+	folders, err := skillFolders(fsys)
 	if err != nil {
-		return nil, fmt.Errorf("read skills folder: %w", err)
+		return nil, err
 	}
 	r := &Report{}
-	for _, e := range entries {
-		if !e.IsDir() {
-			if e.Name() == SkillFile {
-				r.Problems = append(r.Problems, Problem{Path: SkillFile, Severity: SeverityError,
-					Msg: "this folder is itself a skill: pass the folder that contains skill folders"})
-			}
+	if fi, err := fs.Stat(fsys, SkillFile); err == nil && !fi.IsDir() {
+		r.Problems = append(r.Problems, Problem{Path: SkillFile, Severity: SeverityError,
+			Msg: "this folder is itself a skill: pass the folder that contains skill folders"})
+	}
+	for _, f := range folders {
+		r.Skills = append(r.Skills, f.Dir)
+		if f.Problem != "" {
+			r.Problems = append(r.Problems, Problem{Path: f.path(), Severity: SeverityError, Msg: f.Problem})
 			continue
 		}
-		dir := e.Name()
-		if strings.HasPrefix(dir, ".") || skipDirs[dir] {
-			continue
-		}
-		content, err := fs.ReadFile(fsys, path.Join(dir, SkillFile))
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if alt := misspeltSkillFile(fsys, dir); alt != "" {
-				r.Skills = append(r.Skills, dir)
-				r.Problems = append(r.Problems, Problem{Path: path.Join(dir, alt), Severity: SeverityError,
-					Msg: fmt.Sprintf("the skill file must be named %s, not %s", SkillFile, alt)})
-			}
-			continue
-		case err != nil:
-			r.Skills = append(r.Skills, dir)
-			r.Problems = append(r.Problems, Problem{Path: path.Join(dir, SkillFile), Severity: SeverityError,
+		content, err := fs.ReadFile(fsys, f.path())
+		if err != nil {
+			r.Problems = append(r.Problems, Problem{Path: f.path(), Severity: SeverityError,
 				Msg: fmt.Sprintf("cannot read: %v", err)})
 			continue
 		}
-		r.Skills = append(r.Skills, dir)
-		r.Problems = append(r.Problems, checkSkillFile(dir, content)...)
-		r.Problems = append(r.Problems, checkFiles(fsys, dir, table)...)
+		r.Problems = append(r.Problems, checkSkillFile(f.Dir, content)...)
+		r.Problems = append(r.Problems, checkFiles(fsys, f.Dir, table)...)
 	}
 	slices.SortStableFunc(r.Problems, func(a, b Problem) int {
 		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
 	})
 	return r, nil
-}
-
-// misspeltSkillFile returns the name of a file in dir that is SKILL.md in
-// another case ("skill.md"), or "".
-func misspeltSkillFile(fsys fs.FS, dir string) string {
-	entries, err := fs.ReadDir(fsys, dir)
-	if err != nil {
-		return ""
-	}
-	for _, e := range entries {
-		if !e.IsDir() && strings.EqualFold(e.Name(), SkillFile) {
-			return e.Name()
-		}
-	}
-	return ""
 }
 
 // checkSkillFile checks one SKILL.md; dir is its folder's name.
@@ -270,11 +243,8 @@ func checkSkillFile(dir string, content []byte) []Problem {
 		explained = true
 	case hasDesc:
 		if err := skill.Validate(&skill.Frontmatter{Name: standIn, Description: desc}); err != nil {
-			size := fmt.Sprintf("%d characters", utf8.RuneCountInString(desc))
-			if utf8.RuneCountInString(desc) != len(desc) {
-				size += fmt.Sprintf(", %d bytes (ADK counts bytes)", len(desc))
-			}
-			add(descLine, SeverityError, "invalid description (%s): %v", size, err)
+			add(descLine, SeverityError, "invalid description (%s): %v; adkskills still loads the skill, other clients may refuse it",
+				descriptionSize(desc), err)
 			explained = true
 		}
 	case missing("description"):
@@ -314,7 +284,7 @@ func checkSkillFile(dir string, content []byte) []Problem {
 	return probs
 }
 
-// checkFiles walks a skill folder for scripts no interpreter runs and for
+// checkFiles walks a skill folder for programs no interpreter runs and for
 // symbolic links.
 func checkFiles(fsys fs.FS, dir string, table codeexec.Interpreters) []Problem {
 	var probs []Problem
@@ -332,25 +302,49 @@ func checkFiles(fsys fs.FS, dir string, table codeexec.Interpreters) []Problem {
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			probs = append(probs, Problem{Path: p, Severity: SeverityWarning,
-				Msg: "symbolic link: it is never listed, staged for a script or read; copy the file in instead"})
+				Msg: "symbolic link: it is never listed, staged for a script or read; copy the file in"})
 			return nil
 		}
 		if !d.Type().IsRegular() || !strings.HasPrefix(p, scriptsDir+"/") {
 			return nil
 		}
-		ext := strings.ToLower(path.Ext(p))
-		if slices.Contains(dataExtensions, ext) {
-			return nil
-		}
-		if _, err := table.ForScript(p); err != nil {
-			what := fmt.Sprintf("no interpreter runs %q files", ext)
-			if ext == "" {
-				what = "it has no extension, and run_skill_script picks the interpreter by extension"
-			}
-			probs = append(probs, Problem{Path: p, Severity: SeverityError, Msg: fmt.Sprintf(
-				"script cannot be run: %s (supported: %s)", what, strings.Join(table.Extensions(), ", "))})
+		if msg := unrunnableProgram(fsys, p, d, table); msg != "" {
+			probs = append(probs, Problem{Path: p, Severity: SeverityWarning, Msg: msg})
 		}
 		return nil
 	})
 	return probs
+}
+
+// unrunnableProgram says why run_skill_script cannot run the file p, which
+// says it is a program (a #! line or the executable bit), or returns ""
+// when the table runs it or it is data.
+func unrunnableProgram(fsys fs.FS, p string, d fs.DirEntry, table codeexec.Interpreters) string {
+	if _, err := table.ForScript(p); err == nil {
+		return ""
+	}
+	head, err := fileHead(fsys, p)
+	if err != nil {
+		return fmt.Sprintf("cannot read: %v", err)
+	}
+	if _, err := table.ForFile(p, head); err == nil {
+		return ""
+	}
+	if prog, ok := codeexec.ShebangProgram(head); ok {
+		return fmt.Sprintf("its #! line names %s, which no interpreter runs, so run_skill_script cannot run it (%s)", prog, table.Supported())
+	}
+	if fi, err := d.Info(); err == nil && fi.Mode().Perm()&0o111 != 0 {
+		return fmt.Sprintf("it is executable, but no interpreter runs it, so run_skill_script cannot run it (%s)", table.Supported())
+	}
+	return ""
+}
+
+// fileHead reads the start of a file: enough for its #! line.
+func fileHead(fsys fs.FS, p string) ([]byte, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return codeexec.ReadHead(f)
 }

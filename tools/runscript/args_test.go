@@ -139,7 +139,6 @@ func TestLoadSkillListsWholeFolder(t *testing.T) {
 	assert.Equal(t, []byte{0, 1, 2, 255}, data, "binary files are read byte for byte")
 	assert.True(t, sk.has("scripts/run.py"))
 	assert.False(t, sk.has("scripts/nope.py"))
-	assert.Equal(t, []string{"scripts/run.py"}, sk.runnable(codeexec.DefaultInterpreters()))
 
 	_, resp = r.loadSkill(context.Background(), "nope")
 	assert.Equal(t, CodeSkillNotFound, resp.ErrorCode)
@@ -180,16 +179,16 @@ func TestLoadSkillFromAnySource(t *testing.T) {
 func TestScriptMissBecomesFatal(t *testing.T) {
 	r := &runner{}
 	tc, _ := adktest.ToolContext(t, nil, "inv-a")
-	first := r.scriptMiss(tc, "demo", "scripts/x.py", []string{"scripts/run.py"})
+	first := r.scriptMiss(tc, "demo", "scripts/x.py", `script "scripts/x.py" not found in skill "demo"`, "scripts/run.py")
 	assert.Equal(t, CodeScriptNotFound, first.ErrorCode)
-	assert.Contains(t, first.Error, "scripts/run.py")
+	assert.Equal(t, `script "scripts/x.py" not found in skill "demo"; runnable files: scripts/run.py`, first.Error)
 	other0, _ := adktest.ToolContext(t, nil, "inv-0")
-	assert.NotContains(t, r.scriptMiss(other0, "demo", "scripts/x.py", nil).Error, "runnable files", "no empty list is offered")
-	second := r.scriptMiss(tc, "demo", "scripts/x.py", nil)
+	assert.NotContains(t, r.scriptMiss(other0, "demo", "scripts/x.py", "not found", "").Error, "runnable files", "no empty list is offered")
+	second := r.scriptMiss(tc, "demo", "scripts/x.py", "not found", "")
 	assert.Equal(t, CodeScriptNotFoundFatal, second.ErrorCode)
 	assert.Contains(t, second.Error, "stop retrying")
 	other, _ := adktest.ToolContext(t, nil, "inv-b")
-	assert.Equal(t, CodeScriptNotFound, r.scriptMiss(other, "demo", "scripts/x.py", nil).ErrorCode, "counts are per invocation")
+	assert.Equal(t, CodeScriptNotFound, r.scriptMiss(other, "demo", "scripts/x.py", "not found", "").ErrorCode, "counts are per invocation")
 }
 
 // errExecutor fails every run with err.

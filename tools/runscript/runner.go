@@ -57,9 +57,11 @@ func noExecutor() *Response {
 }
 
 // scriptMiss records a SCRIPT_NOT_FOUND in this invocation and returns the
-// response: the second miss in one invocation is SCRIPT_NOT_FOUND_FATAL,
-// which tells the model to stop retrying.
-func (r *runner) scriptMiss(tc agent.ToolContext, skillName, scriptPath string, available []string) *Response {
+// response: reason says what is wrong with the path ("script "x.py" not
+// found in skill "s""), runnable (if any) names what can run instead. The
+// second miss in one invocation is SCRIPT_NOT_FOUND_FATAL, which tells the
+// model to stop retrying.
+func (r *runner) scriptMiss(tc agent.ToolContext, skillName, scriptPath, reason, runnable string) *Response {
 	r.missesMu.Lock()
 	key := scriptMissesKey + tc.InvocationID()
 	n := 0
@@ -73,9 +75,9 @@ func (r *runner) scriptMiss(tc agent.ToolContext, skillName, scriptPath string, 
 		return errorResponse(CodeScriptNotFoundFatal, fmt.Sprintf(
 			"script %q not found in skill %q, and a script was already not found in this turn: stop retrying and report the problem to the user", scriptPath, skillName))
 	}
-	msg := fmt.Sprintf("script %q not found in skill %q", scriptPath, skillName)
-	if len(available) > 0 {
-		msg += fmt.Sprintf("; runnable files: %v", available)
+	msg := reason
+	if runnable != "" {
+		msg += "; runnable files: " + runnable
 	}
 	return errorResponse(CodeScriptNotFound, msg)
 }
@@ -90,17 +92,6 @@ type stagedSkill struct {
 
 // has reports whether p is one of the skill's files.
 func (s *stagedSkill) has(p string) bool { return slices.Contains(s.paths, p) }
-
-// runnable lists the skill's files the interpreter table can run.
-func (s *stagedSkill) runnable(t codeexec.Interpreters) []string {
-	var out []string
-	for _, p := range s.paths {
-		if _, err := t.ForScript(p); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
 
 // loadSkill finds a skill folder and lists its files, without reading
 // them. A response is returned instead when the skill does not exist or

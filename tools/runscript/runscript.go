@@ -98,7 +98,7 @@ func (t *runScript) Declaration() *genai.FunctionDeclaration {
 			Properties: map[string]*genai.Schema{
 				"skill_name": {Type: genai.TypeString, Description: "The name of the skill, as listed in <available_skills>."},
 				"script_path": {Type: genai.TypeString, Description: "The script's path relative to the skill's root folder, " +
-					"e.g. \"scripts/report.py\". Supported: " + extensionsText(t.r.table()) + "."},
+					"e.g. \"scripts/report.py\". " + capitalized(t.r.table().Supported()) + "."},
 				"args":  {Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: "Command-line arguments, passed to the script as argv (no shell)."},
 				"stdin": {Type: genai.TypeString, Description: "Optional text for the script's standard input."},
 			},
@@ -150,20 +150,23 @@ func (t *runScript) call(tc agent.ToolContext, args any) *Response {
 		return resp
 	}
 	if !sk.has(script) {
-		return t.r.scriptMiss(tc, name, raw, sk.runnable(t.r.table()))
+		return t.r.miss(tc, sk, script, raw)
 	}
-	in, err := t.r.table().ForScript(script)
-	if err != nil {
-		return errorResponse(CodeUnsupportedScriptType, fmt.Sprintf(
-			"%q cannot be run: supported extensions are %s", raw, extensionsText(t.r.table())))
+	in, resp := interpreter(tc, t.r.Source, t.r.table(), name, script, raw)
+	if resp != nil {
+		return resp
 	}
-	req := &codeexec.Request{Skill: sk.fsys, SkillName: sk.name, Script: script, Interpreter: &in, Args: argv}
+	req := &codeexec.Request{Skill: sk.fsys, SkillName: sk.name, Script: script, Interpreter: in, Args: argv}
 	if stdin != "" {
 		req.Stdin = []byte(stdin)
 	}
 	return t.r.run(tc, Name, req)
 }
 
-func extensionsText(t codeexec.Interpreters) string {
-	return strings.Join(t.Extensions(), ", ")
+// capitalized is s with its first letter in upper case.
+func capitalized(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

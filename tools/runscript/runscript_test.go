@@ -39,6 +39,7 @@ func skillDir(t *testing.T) string {
 	write("demo/scripts/hello.sh", "echo \"hello $1\"; cat data/in.txt\n")
 	write("demo/data/in.txt", "data\n")
 	write("demo/references/doc.md", "# doc\n")
+	write("demo/scripts/rake", "#!/usr/bin/env ruby\nputs 1\n")
 	outside := filepath.Join(base, "evil.sh")
 	require.NoError(t, os.WriteFile(outside, []byte("echo escaped\n"), 0o755))
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "demo", "scripts", "evil.sh")))
@@ -71,7 +72,10 @@ func TestRunScriptAnswers(t *testing.T) {
 		{"skill traversal", map[string]any{"skill_name": "../skills", "script_path": "x.sh"}, runscript.CodeSkillNotFound, ""},
 		{"missing script", map[string]any{"skill_name": "demo", "script_path": "scripts/nope.sh"}, runscript.CodeScriptNotFound, "scripts/hello.sh"},
 		{"symlinked script", map[string]any{"skill_name": "demo", "script_path": "scripts/evil.sh"}, runscript.CodeScriptNotFound, ""},
-		{"not a script", map[string]any{"skill_name": "demo", "script_path": "references/doc.md"}, runscript.CodeUnsupportedScriptType, ".py, .sh"},
+		{"a directory", map[string]any{"skill_name": "demo", "script_path": "scripts/"}, runscript.CodeScriptNotFound, `"scripts/" is a directory of skill "demo", not a script; runnable files: scripts/hello.sh`},
+		{"not a script", map[string]any{"skill_name": "demo", "script_path": "references/doc.md"}, runscript.CodeUnsupportedScriptType,
+			`"references/doc.md" cannot be run: no interpreter runs its extension, and it has no #! line naming one (supported: .py, .sh, .bash, .js, .mjs, .cjs, or a #! line naming python3, bash or node)`},
+		{"a #! line no interpreter runs", map[string]any{"skill_name": "demo", "script_path": "scripts/rake"}, runscript.CodeUnsupportedScriptType, "its #! line names ruby (supported: .py"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -103,6 +107,36 @@ func TestRunScriptRuns(t *testing.T) {
 	assert.Equal(t, "success", resp["status"], resp)
 	assert.Equal(t, "hello wörld; rm -rf /\ndata\n", resp["stdout"], "args are argv, never a shell; data next to the script is staged")
 	assert.Empty(t, resp["output_files"])
+}
+
+// catalogueTool is run_skill_script over testdata/catalogue, skills shaped
+// like the public catalogues'.
+func catalogueTool(t *testing.T) runner {
+	t.Helper()
+	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS("../../testdata/catalogue")), Executor: codeexec.NewLocal()})
+	require.NoError(t, err)
+	return tl.(runner)
+}
+
+// TestRunScriptByShebang: a script without an extension runs with the
+// interpreter its #! line names.
+func TestRunScriptByShebang(t *testing.T) {
+	tc, _ := adktest.ToolContext(t, artifact.InMemoryService(), "inv")
+	resp, err := catalogueTool(t).Run(tc, map[string]any{"skill_name": "shebang-tool", "script_path": "scripts/greet", "args": []any{"Ada"}})
+	require.NoError(t, err)
+	assert.Equal(t, "success", resp["status"], resp)
+	assert.Equal(t, "hello, Ada\n", resp["stdout"])
+}
+
+// TestScriptNotFoundNamesEntryPointsFirst: the runnable files a miss names
+// start with the entry points, then helper modules.
+func TestScriptNotFoundNamesEntryPointsFirst(t *testing.T) {
+	tc, _ := adktest.ToolContext(t, nil, "inv")
+	resp, err := catalogueTool(t).Run(tc, map[string]any{"skill_name": "office-docs", "script_path": "scripts/pack.py"})
+	require.NoError(t, err)
+	assert.Equal(t, runscript.CodeScriptNotFound, resp["error_code"])
+	assert.Equal(t, `script "scripts/pack.py" not found in skill "office-docs"; runnable files: `+
+		"scripts/accept.py, scripts/office/unpack.py, scripts/__init__.py, scripts/office/helpers/__init__.py, scripts/office/helpers/runs.py", resp["error"])
 }
 
 func TestHostileOutputFileNames(t *testing.T) {

@@ -1,0 +1,51 @@
+package runscript
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"google.golang.org/adk/agent"
+	"google.golang.org/adk/tool/skilltoolset/skill"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/skillfs"
+)
+
+// interpreter picks the interpreter of a skill's script: by its extension,
+// else by the program its #! line names (codeexec.Interpreters.ForFile). The
+// response is UNSUPPORTED_SCRIPT_TYPE when the table runs neither.
+func interpreter(ctx context.Context, src skill.Source, table codeexec.Interpreters, skillName, script, raw string) (*codeexec.Interpreter, *Response) {
+	if in, err := table.ForScript(script); err == nil {
+		return &in, nil
+	}
+	head, _ := skillfs.Head(ctx, src, skillName, script) // unreadable: no #! line
+	in, err := table.ForFile(script, head)
+	if err != nil {
+		why := "it has no #! line naming one"
+		if prog, ok := codeexec.ShebangProgram(head); ok {
+			why = fmt.Sprintf("its #! line names %s", prog)
+		}
+		return nil, errorResponse(CodeUnsupportedScriptType, fmt.Sprintf(
+			"%q cannot be run: no interpreter runs its extension, and %s (%s)", raw, why, table.Supported()))
+	}
+	return &in, nil
+}
+
+// miss answers a script_path that names no file of the skill sk: a folder
+// says so, and the answer names the runnable files, entry points first
+// (skillfs.ListScripts).
+func (r *runner) miss(tc agent.ToolContext, sk *stagedSkill, script, raw string) *Response {
+	reason := fmt.Sprintf("script %q not found in skill %q", raw, sk.name)
+	for _, p := range sk.paths {
+		if strings.HasPrefix(p, script+"/") {
+			reason = fmt.Sprintf("%q is a directory of skill %q, not a script", raw, sk.name)
+			break
+		}
+	}
+	scripts, err := skillfs.Scripts(tc, r.Source, sk.name, r.table())
+	if err != nil {
+		scripts = nil // the miss stands without the list
+	}
+	return r.scriptMiss(tc, sk.name, raw, reason, skillfs.ListScripts(scripts))
+}
