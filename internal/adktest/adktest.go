@@ -14,6 +14,8 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/tool/toolconfirmation"
 	"google.golang.org/genai"
+
+	"github.com/adkskills/adkskills/internal/adkglue"
 )
 
 // App and User scope the sessions and artifacts ToolContext creates.
@@ -79,7 +81,7 @@ func (a *sessionArtifacts) LoadVersion(ctx context.Context, name string, version
 // ToolContext returns a real ToolContext over svc (nil: no artifact
 // service) in a fresh session, and the session's ID. A confirmation, when
 // given, is the one the call resumes with.
-func ToolContext(t testing.TB, svc artifact.Service, invocationID string, confirmation ...*toolconfirmation.ToolConfirmation) (agent.ToolContext, string) {
+func ToolContext(t testing.TB, svc artifact.Service, invocationID string, confirmation ...*toolconfirmation.ToolConfirmation) (adkglue.ToolContext, string) {
 	t.Helper()
 	ctx := context.Background()
 	created, err := session.InMemoryService().Create(ctx, &session.CreateRequest{AppName: App, UserID: User})

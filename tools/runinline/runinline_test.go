@@ -8,12 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/adk/agent"
 	"google.golang.org/adk/artifact"
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/toolconfirmation"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/adktest"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runinline"
@@ -21,7 +21,7 @@ import (
 )
 
 type runner interface {
-	Run(agent.ToolContext, any) (map[string]any, error)
+	Run(adkglue.ToolContext, any) (map[string]any, error)
 }
 
 // counting counts the runs that reach the executor.

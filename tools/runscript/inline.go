@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
@@ -89,7 +88,7 @@ func (t *runInline) Declaration() *genai.FunctionDeclaration {
 	}
 }
 
-func (t *runInline) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) error {
+func (t *runInline) ProcessRequest(_ adkglue.ToolContext, req *model.LLMRequest) error {
 	return adkglue.PackTool(req, t)
 }
 
@@ -123,7 +122,7 @@ func (t *runInline) parse(args any) (call, *codeexec.Interpreter, error) {
 
 // Run validates the call, asks for confirmation, and runs the approved
 // script.
-func (t *runInline) Run(tc agent.ToolContext, args any) (map[string]any, error) {
+func (t *runInline) Run(tc adkglue.ToolContext, args any) (map[string]any, error) {
 	resp, err := t.call(tc, args)
 	if err != nil {
 		return nil, err
@@ -133,7 +132,7 @@ func (t *runInline) Run(tc agent.ToolContext, args any) (map[string]any, error) 
 
 // call is Run with the typed response; its error is ADK's confirmation
 // request.
-func (t *runInline) call(tc agent.ToolContext, args any) (*Response, error) {
+func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
 	c, in, err := t.parse(args)
 	if err != nil {
 		return errorResponse(CodeInvalidArguments, err.Error()), nil

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"sync"
 
-	"google.golang.org/adk/agent"
 	"google.golang.org/adk/tool/skilltoolset/skill"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/skillfs"
 )
 
@@ -57,7 +57,7 @@ func noExecutor() *Response {
 // scriptMiss records a SCRIPT_NOT_FOUND in this invocation and returns the
 // response: the second miss in one invocation is SCRIPT_NOT_FOUND_FATAL,
 // which tells the model to stop retrying.
-func (r *runner) scriptMiss(tc agent.ToolContext, skillName, scriptPath string, available []string) *Response {
+func (r *runner) scriptMiss(tc adkglue.ToolContext, skillName, scriptPath string, available []string) *Response {
 	r.missesMu.Lock()
 	key := scriptMissesKey + tc.InvocationID()
 	n := 0
@@ -149,7 +149,7 @@ func (r *runner) skillList(ctx context.Context) string {
 
 // run executes req and builds the model response, saving output files as
 // artifacts. req's limits are the configuration's.
-func (r *runner) run(tc agent.ToolContext, toolName string, req *codeexec.Request) *Response {
+func (r *runner) run(tc adkglue.ToolContext, toolName string, req *codeexec.Request) *Response {
 	if r.Executor == nil {
 		return noExecutor()
 	}
@@ -197,7 +197,7 @@ func status(res *codeexec.Result) string {
 }
 
 // respond builds the success response of the contract.
-func (r *runner) respond(tc agent.ToolContext, res *codeexec.Result) *Response {
+func (r *runner) respond(tc adkglue.ToolContext, res *codeexec.Result) *Response {
 	files, warnings := r.saveScriptOutputs(tc, res.Files)
 	for _, o := range res.Omitted {
 		warnings = append(warnings, fmt.Sprintf("%s was not saved: %s", DisplayPath(o.Path), o.Reason))

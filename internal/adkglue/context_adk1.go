@@ -1,0 +1,16 @@
+package adkglue
+
+import "google.golang.org/adk/agent"
+
+// ToolContext is the context ADK hands a tool's Run and ProcessRequest:
+// agent.ToolContext in ADK v1 (this file), agent.Context in ADK v2
+// (context_adk2.go). Shared code names it through this alias.
+type ToolContext = agent.ToolContext
+
+// Artifacts returns the session's artifacts as the tool sees them (saves
+// are recorded in the call's artifact delta), or nil when the runner has no
+// artifact service. In ADK v1, tc.Artifacts() is nil then.
+func Artifacts(tc ToolContext) agent.Artifacts {
+	return tc.Artifacts()
+}
+
