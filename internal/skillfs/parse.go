@@ -86,6 +86,11 @@ func Parse(content []byte) (*Parsed, error) {
 			if err := checkShape(k, v); err != nil {
 				return nil, err
 			}
+			if k.Value == "allowed-tools" {
+				if err := allowedTools(v); err != nil {
+					return nil, &ParseError{Line: k.Line + 1, Msg: err.Error()}
+				}
+			}
 			kept.Content = append(kept.Content, k, v)
 		} else {
 			extra = append(extra, k.Value)
