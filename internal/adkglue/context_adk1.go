@@ -14,3 +14,9 @@ func Artifacts(tc ToolContext) agent.Artifacts {
 	return tc.Artifacts()
 }
 
+// OwnConfirmationsOnly reports whether ADK resumes a tool call only on the
+// answer to a confirmation request this agent authored. ADK v1.7.0 does: its
+// request confirmation processor skips requests other authors put in the
+// session (an A2A peer's converted response) and refuses a call ID two
+// requests disagree on.
+const OwnConfirmationsOnly = true

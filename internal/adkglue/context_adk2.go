@@ -43,3 +43,10 @@ func wrapsNothing(a agent.Artifacts) bool {
 	return v.Elem().FieldByIndex(f.Index).IsNil()
 }
 
+// OwnConfirmationsOnly reports whether ADK resumes a tool call only on the
+// answer to a confirmation request this agent authored. ADK v2.2.0 does not:
+// its request confirmation processor resumes the original call of any
+// adk_request_confirmation call in the session, whoever authored it, so a
+// tool that asks for confirmation must check the answer is to its own
+// request.
+const OwnConfirmationsOnly = false
