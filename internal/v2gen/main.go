@@ -70,9 +70,15 @@ func run(root, adkVersion, exclude string, tidy bool) error {
 	if err != nil {
 		return err
 	}
+	if !strings.HasPrefix(adkVersion, "v2.") {
+		return fmt.Errorf("-adk %s: want a google.golang.org/adk/v2 version, v2.x.y", adkVersion)
+	}
 	mod, err := readModule(root)
 	if err != nil {
 		return err
+	}
+	if strings.HasSuffix(mod.Module.Path, majorSuffix) {
+		return fmt.Errorf("%s is the module %s: run v2gen on the root module", root, mod.Module.Path)
 	}
 	cfg := Config{
 		Module:     mod.Module.Path,
