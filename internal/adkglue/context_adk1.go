@@ -7,13 +7,6 @@ import "google.golang.org/adk/agent"
 // (context_adk2.go). Shared code names it through this alias.
 type ToolContext = agent.ToolContext
 
-// Artifacts returns the session's artifacts as the tool sees them (saves
-// are recorded in the call's artifact delta), or nil when the runner has no
-// artifact service. In ADK v1, tc.Artifacts() is nil then.
-func Artifacts(tc ToolContext) agent.Artifacts {
-	return tc.Artifacts()
-}
-
 // OwnConfirmationsOnly reports whether ADK resumes a tool call only on the
 // answer to a confirmation request this agent authored. ADK v1.7.0 does: its
 // request confirmation processor skips requests other authors put in the

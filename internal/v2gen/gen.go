@@ -238,9 +238,10 @@ func Transform(rel string, src []byte, module string, adk2 bool) ([]byte, error)
 // artifacts directly.
 var errArtifactsCall = errors.New("calls Artifacts() on a context: call adkglue.Artifacts(ctx) instead (in ADK v2 a tool context's Artifacts() is never nil, and without an artifact service its methods panic)")
 
-// checkShared fails when shared, non-test code does what only a per-major
-// file may: ask a context for Artifacts() (adkglue.Artifacts knows how
-// each major says "no artifact service").
+// checkShared fails when shared, non-test code does what only one place
+// may: ask a context for Artifacts(). That place is a function named
+// Artifacts (adkglue.Artifacts), which knows how each major says "no
+// artifact service".
 func checkShared(rel string, src []byte) error {
 	f, err := parser.ParseFile(token.NewFileSet(), rel, src, parser.SkipObjectResolution)
 	if err != nil {
@@ -248,8 +249,11 @@ func checkShared(rel string, src []byte) error {
 	}
 	var found error
 	ast.Inspect(f, func(n ast.Node) bool {
-		if call, ok := n.(*ast.CallExpr); ok && len(call.Args) == 0 {
-			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Artifacts" {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			return n.Name.Name != "Artifacts"
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Artifacts" && len(n.Args) == 0 {
 				found = errArtifactsCall
 			}
 		}

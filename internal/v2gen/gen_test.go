@@ -135,9 +135,11 @@ func TestTransformRefusesBrokenGo(t *testing.T) {
 
 func TestCheckShared(t *testing.T) {
 	for src, want := range map[string]error{
-		"package x\nfunc f(tc C) { tc.Artifacts().Save() }":     errArtifactsCall,
-		"package x\nfunc f(tc C) { _ = adkglue.Artifacts(tc) }": nil,
-		"package x\nfunc (c *T) Artifacts() A { return nil }":   nil,
+		"package x\nfunc f(tc C) { tc.Artifacts().Save() }":           errArtifactsCall,
+		"package x\nfunc f(tc C) { _ = adkglue.Artifacts(tc) }":       nil,
+		"package x\nfunc (c *T) Artifacts() A { return nil }":         nil,
+		"package x\nfunc Artifacts(tc C) A { return tc.Artifacts() }": nil,
+		"package x\nvar a = tc.Artifacts()":                           errArtifactsCall,
 	} {
 		assert.Equal(t, want, checkShared("x.go", []byte(src)), src)
 	}
