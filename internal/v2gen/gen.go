@@ -84,8 +84,8 @@ func Plan(root string, cfg Config) (map[string]File, error) {
 			if hidden || skip[rel] {
 				return filepath.SkipDir
 			}
-			if _, err := os.Lstat(filepath.Join(p, "go.mod")); err == nil {
-				return filepath.SkipDir // another module
+			if _, err := os.Lstat(filepath.Join(p, "go.mod")); err == nil && !inTestdata(rel) {
+				return filepath.SkipDir // another module (test data is copied whole)
 			}
 			return nil
 		}

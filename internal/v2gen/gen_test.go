@@ -201,6 +201,8 @@ func TestPlanAndSync(t *testing.T) {
 		"a/testdata/skill/run.sh*":           "#!/bin/sh",
 		"a/testdata/skill/.env":              "hidden but test input",
 		"a/testdata/skill/not_go_adk1.go":    "test input, not code: package",
+		"a/testdata/mod/go.mod":              "module fixture\n",
+		"a/testdata/.dir/x":                  "x",
 		"cmd/tool/main.go":                   "package main\n",
 		"internal/gen/main.go":               "package main\n",
 		"nested/go.mod":                      "module other\n",
@@ -222,6 +224,7 @@ func TestPlanAndSync(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"LICENSE", "README.md", "a/a.go", "a/a_test.go", "a/ctx_adk2.go",
+		"a/testdata/.dir/x", "a/testdata/mod/go.mod",
 		"a/testdata/skill/.env", "a/testdata/skill/SKILL.md", "a/testdata/skill/not_go_adk1.go", "a/testdata/skill/run.sh",
 	}, slices.Sorted(maps.Keys(files)))
 	assert.Contains(t, string(files["a/a.go"].Data), `"github.com/adkskills/adkskills/v2/b"`)
@@ -233,10 +236,11 @@ func TestPlanAndSync(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"LICENSE", "README.md", "a/a.go", "a/a_test.go", "a/ctx_adk2.go",
+		"a/testdata/.dir/x", "a/testdata/mod/go.mod",
 		"a/testdata/skill/.env", "a/testdata/skill/SKILL.md", "a/testdata/skill/not_go_adk1.go", "a/testdata/skill/run.sh*",
 		"go.mod", "go.sum",
 	}, listing(t, out))
-	assert.Equal(t, Stats{Written: 6, Removed: 4}, st, "unchanged files are not rewritten")
+	assert.Equal(t, Stats{Written: 8, Removed: 4}, st, "unchanged files are not rewritten")
 	for _, d := range []string{"stale", "deep"} {
 		_, err := os.Stat(filepath.Join(out, d))
 		assert.True(t, errors.Is(err, fs.ErrNotExist), "empty directory %s is removed", d)
@@ -256,6 +260,7 @@ func TestPlanAndSync(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"LICENSE", "README.md", "b/a.go", "b/a_test.go",
+		"b/testdata/.dir/x", "b/testdata/mod/go.mod",
 		"b/testdata/skill/.env", "b/testdata/skill/SKILL.md", "b/testdata/skill/not_go_adk1.go", "b/testdata/skill/run.sh*",
 		"go.mod", "go.sum",
 	}, listing(t, out))

@@ -24,8 +24,8 @@
 //
 // Every other file is mirrored byte for byte (test data above all, so the v2
 // module is self-contained), except: the directories named by -exclude,
-// directories holding their own go.mod (v2/ itself), hidden files and
-// directories outside testdata, and the root's top-level files other than
+// directories holding their own go.mod outside testdata (v2/ itself),
+// hidden files and directories outside testdata, and the root's top-level files other than
 // Go files and licenses (go.mod, go.sum, README.md belong to the root).
 // Files in v2/ that the root no longer produces are removed.
 //
