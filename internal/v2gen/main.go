@@ -25,9 +25,11 @@
 // Every other file is mirrored byte for byte (test data above all, so the v2
 // module is self-contained), except: the directories named by -exclude,
 // directories holding their own go.mod outside testdata (v2/ itself),
-// hidden files and directories outside testdata, and the root's top-level files other than
-// Go files and licenses (go.mod, go.sum, README.md belong to the root).
-// Files in v2/ that the root no longer produces are removed.
+// hidden files and directories outside testdata, and the root's top-level
+// files other than Go files and licenses (go.mod, go.sum, README.md belong
+// to the root). Files in v2/ that the root no longer produces are removed.
+// Shared code that asks a context for Artifacts() is refused (see
+// adkglue.Artifacts).
 //
 // v2/go.mod is kept by the go command: v2gen sets the module path and the
 // root's direct requirements (google.golang.org/adk replaced by
