@@ -35,7 +35,7 @@ const markerVar = "ADKSKILLS_TEST_RUN"
 // grace is how long past its limit a killed run may take to return on a
 // contended machine. A broken kill makes the run last sleepSeconds.
 const (
-	grace        = 2 * time.Second
+	grace        = 3 * time.Second
 	sleepSeconds = 300
 	hardDeadline = 30 * time.Second // a test gives up on a run after this
 )

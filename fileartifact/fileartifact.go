@@ -331,7 +331,7 @@ func (s *Service) GetArtifactVersion(ctx context.Context, req *artifact.GetArtif
 	return &artifact.GetArtifactVersionResponse{ArtifactVersion: &artifact.ArtifactVersion{
 		Version:      v,
 		CanonicalURI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(data)}).String(),
-		CreateTime:   m.CreateTime,
+		CreateTime:   versionTime(m.CreateTime),
 		MimeType:     m.MIMEType,
 	}}, nil
 }

@@ -254,7 +254,7 @@ func TestGetArtifactVersionMetadata(t *testing.T) {
 		t.Fatal(err)
 	}
 	av := r.ArtifactVersion
-	created := time.Unix(0, int64(av.CreateTime*1e9))
+	created := createdAt(av)
 	if created.Before(before.Add(-time.Second)) || created.After(time.Now().Add(time.Second)) {
 		t.Errorf("CreateTime = %v, want about %v", created, before)
 	}

@@ -236,8 +236,9 @@ func (ts *SkillToolset) Tools(ctx agent.ReadonlyContext) ([]tool.Tool, error) {
 // directly in llmagent.Config.Toolsets; each of the toolset's tools does the
 // same from its own ProcessRequest, so the instruction still reaches the
 // model when the toolset is wrapped (tool.FilterToolset,
-// tool.WithConfirmation), and never twice.
-func (ts *SkillToolset) ProcessRequest(ctx agent.ToolContext, req *model.LLMRequest) error {
+// tool.WithConfirmation), and never twice. ctx is ADK's tool context:
+// agent.ToolContext in ADK v1, agent.Context in ADK v2.
+func (ts *SkillToolset) ProcessRequest(ctx adkglue.ToolContext, req *model.LLMRequest) error {
 	for _, v := range ts.variants {
 		if adkglue.HasInstruction(req, v.instruction) {
 			return nil
@@ -262,7 +263,7 @@ func (ts *SkillToolset) ProcessRequest(ctx agent.ToolContext, req *model.LLMRequ
 type runnable interface {
 	tool.Tool
 	Declaration() *genai.FunctionDeclaration
-	Run(ctx agent.ToolContext, args any) (map[string]any, error)
+	Run(ctx adkglue.ToolContext, args any) (map[string]any, error)
 }
 
 // instructed is one of the toolset's tools: it packs itself and makes sure
@@ -273,7 +274,7 @@ type instructed struct {
 }
 
 // ProcessRequest adds the toolset's instruction (once) and declares the tool.
-func (t *instructed) ProcessRequest(ctx agent.ToolContext, req *model.LLMRequest) error {
+func (t *instructed) ProcessRequest(ctx adkglue.ToolContext, req *model.LLMRequest) error {
 	if err := t.ts.ProcessRequest(ctx, req); err != nil {
 		return err
 	}

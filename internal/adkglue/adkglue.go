@@ -1,6 +1,8 @@
 // Package adkglue holds the few request helpers ADK Go keeps internal
 // (packing a function tool into a request, appending system instructions),
-// written once for the whole module.
+// written once for the whole module, and the shims through which shared code
+// meets the two ADK majors (context_adk1.go, context_adk2.go): the tool
+// context type, a tool's artifacts, how confirmations resume.
 package adkglue
 
 import (

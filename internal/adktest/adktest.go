@@ -14,6 +14,8 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/tool/toolconfirmation"
 	"google.golang.org/genai"
+
+	"github.com/adkskills/adkskills/internal/adkglue"
 )
 
 // App and User scope the sessions and artifacts ToolContext creates.
@@ -76,21 +78,46 @@ func (a *sessionArtifacts) LoadVersion(ctx context.Context, name string, version
 	return a.svc.Load(ctx, &artifact.LoadRequest{AppName: a.app, UserID: a.user, SessionID: a.sessionID, FileName: name, Version: int64(version)})
 }
 
+// Session is one real in-memory session, with its artifacts, whose tool
+// contexts share its state: a tool call that asks for confirmation and the
+// call that resumes it after the human's answer, in a later invocation.
+type Session struct {
+	sess session.Session
+	arts agent.Artifacts
+}
+
+// NewSession creates a session over svc (nil: no artifact service).
+func NewSession(t testing.TB, svc artifact.Service) *Session {
+	t.Helper()
+	created, err := session.InMemoryService().Create(context.Background(), &session.CreateRequest{AppName: App, UserID: User})
+	require.NoError(t, err)
+	s := &Session{sess: created.Session}
+	if svc != nil {
+		s.arts = &sessionArtifacts{svc: svc, app: App, user: User, sessionID: created.Session.ID()}
+	}
+	return s
+}
+
+// ID is the session's ID.
+func (s *Session) ID() string { return s.sess.ID() }
+
+// ToolContext returns a real ToolContext for the function call "call-1" in
+// the invocation invocationID of the session. A non-nil confirmation is the
+// one the call resumes with.
+func (s *Session) ToolContext(invocationID string, confirmation *toolconfirmation.ToolConfirmation) adkglue.ToolContext {
+	inv := &invocation{Context: context.Background(), sess: s.sess, arts: s.arts, id: invocationID}
+	return agent.NewToolContext(inv, "call-1", nil, confirmation)
+}
+
 // ToolContext returns a real ToolContext over svc (nil: no artifact
 // service) in a fresh session, and the session's ID. A confirmation, when
 // given, is the one the call resumes with.
-func ToolContext(t testing.TB, svc artifact.Service, invocationID string, confirmation ...*toolconfirmation.ToolConfirmation) (agent.ToolContext, string) {
+func ToolContext(t testing.TB, svc artifact.Service, invocationID string, confirmation ...*toolconfirmation.ToolConfirmation) (adkglue.ToolContext, string) {
 	t.Helper()
-	ctx := context.Background()
-	created, err := session.InMemoryService().Create(ctx, &session.CreateRequest{AppName: App, UserID: User})
-	require.NoError(t, err)
-	inv := &invocation{Context: ctx, sess: created.Session, id: invocationID}
-	if svc != nil {
-		inv.arts = &sessionArtifacts{svc: svc, app: App, user: User, sessionID: created.Session.ID()}
-	}
+	s := NewSession(t, svc)
 	var c *toolconfirmation.ToolConfirmation
 	if len(confirmation) > 0 {
 		c = confirmation[0]
 	}
-	return agent.NewToolContext(inv, "call-1", nil, c), created.Session.ID()
+	return s.ToolContext(invocationID, c), s.ID()
 }

@@ -108,6 +108,11 @@ func Parse(content []byte) (*Parsed, error) {
 				warnings = append(warnings, longDescriptionWarning(v.Value))
 				v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "description"}
 			}
+			if k.Value == "allowed-tools" {
+				if err := allowedTools(v); err != nil {
+					return nil, &ParseError{Line: k.Line + 1, Msg: err.Error()}
+				}
+			}
 			kept.Content = append(kept.Content, k, v)
 		} else {
 			extra = append(extra, k.Value)

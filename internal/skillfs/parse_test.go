@@ -81,6 +81,42 @@ func TestParseLenient(t *testing.T) {
 	}
 }
 
+// TestParseAllowedTools pins how allowed-tools reads, the same under both
+// ADK majors: the specification's string (tools separated by spaces or
+// commas, parentheses kept whole) and the list earlier clients write.
+func TestParseAllowedTools(t *testing.T) {
+	cases := []struct {
+		name      string
+		value     string
+		want      []string
+		wantError string
+	}{
+		{name: "spec string", value: "Read Bash(git:*)", want: []string{"Read", "Bash(git:*)"}},
+		{name: "commas", value: "Read, Grep,Write", want: []string{"Read", "Grep", "Write"}},
+		{name: "separators in parentheses", value: "\"Bash(git add, git commit) Read\"", want: []string{"Bash(git add, git commit)", "Read"}},
+		{name: "list", value: "[Read, Bash]", want: []string{"Read", "Bash"}},
+		{name: "empty", value: "", want: nil},
+		{name: "unclosed", value: "Bash(git", wantError: "allowed-tools must be a whitespace- or comma-separated list of Tool or Tool(well-balanced expression): unclosed '('"},
+		{name: "unopened", value: "Read)", wantError: "unexpected ')'"},
+		{name: "number", value: "5", wantError: "allowed-tools must be a string or a sequence of strings"},
+		{name: "mapping", value: "{a: b}", wantError: "allowed-tools must be a string or a sequence of strings"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := Parse([]byte("---\nname: demo\ndescription: D.\nallowed-tools: " + c.value + "\n---\n"))
+			if c.wantError != "" {
+				var pe *ParseError
+				require.ErrorAs(t, err, &pe)
+				assert.Contains(t, pe.Msg, c.wantError)
+				assert.Equal(t, 4, pe.Line, pe.Error())
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.want, p.Frontmatter.AllowedTools)
+		})
+	}
+}
+
 func TestParseErrorText(t *testing.T) {
 	assert.Equal(t, "line 3: bad", (&ParseError{Line: 3, Msg: "bad"}).Error())
 	assert.Equal(t, "bad", (&ParseError{Msg: "bad"}).Error())

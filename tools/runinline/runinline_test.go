@@ -8,12 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/adk/agent"
 	"google.golang.org/adk/artifact"
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/toolconfirmation"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/adktest"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runinline"
@@ -21,7 +21,7 @@ import (
 )
 
 type runner interface {
-	Run(agent.ToolContext, any) (map[string]any, error)
+	Run(adkglue.ToolContext, any) (map[string]any, error)
 }
 
 // counting counts the runs that reach the executor.
@@ -77,24 +77,28 @@ func TestHintShowsWhatRuns(t *testing.T) {
 	assert.Contains(t, hint, "--- stdin (13 bytes) ---")
 }
 
-func approval(t *testing.T, args map[string]any) *toolconfirmation.ToolConfirmation {
+// answered has tl ask for approval of args, as a first call does, and
+// returns the context of the call resumed in the same session with the
+// human's answer, the payload as a persistent session returns it (through
+// JSON).
+func answered(t *testing.T, tl runner, svc artifact.Service, args map[string]any, confirmed bool) adkglue.ToolContext {
 	t.Helper()
-	tl, _ := newTool(t)
-	tc, _ := adktest.ToolContext(t, nil, "inv")
-	_, _ = tl.Run(tc, args)
+	s := adktest.NewSession(t, svc)
+	tc := s.ToolContext("inv", nil)
+	_, err := tl.Run(tc, args)
+	require.ErrorIs(t, err, tool.ErrConfirmationRequired)
 	c := tc.Actions().RequestedToolConfirmations["call-1"]
-	// A persistent session returns the payload through JSON.
 	b, err := json.Marshal(c.Payload)
 	require.NoError(t, err)
 	var p map[string]any
 	require.NoError(t, json.Unmarshal(b, &p))
-	return &toolconfirmation.ToolConfirmation{Confirmed: true, Payload: p}
+	return s.ToolContext("inv-resumed", &toolconfirmation.ToolConfirmation{Confirmed: confirmed, Payload: p})
 }
 
 func TestApprovedRunsExactlyTheConfirmedScript(t *testing.T) {
 	tl, exec := newTool(t)
 	svc := artifact.InMemoryService()
-	tc, _ := adktest.ToolContext(t, svc, "inv", approval(t, call))
+	tc := answered(t, tl, svc, call, true)
 	resp, err := tl.Run(tc, call)
 	require.NoError(t, err)
 	require.Equal(t, "success", resp["status"], resp)
@@ -104,9 +108,12 @@ func TestApprovedRunsExactlyTheConfirmedScript(t *testing.T) {
 	assert.Equal(t, "made.txt", files[0]["name"])
 	assert.Equal(t, 1, exec.runs)
 
+	_, err = tl.Run(tc, call)
+	require.ErrorIs(t, err, tool.ErrConfirmationRequired, "one approval, one run: the same answer again asks again")
+	assert.Equal(t, 1, exec.runs)
+
 	changed := map[string]any{"language": "python", "script": "print('something else')\n", "skill_name": "report-writer", "args": []any{"argv1"}}
-	tc2, _ := adktest.ToolContext(t, svc, "inv2", approval(t, call))
-	resp, err = tl.Run(tc2, changed)
+	resp, err = tl.Run(answered(t, tl, svc, call, true), changed)
 	require.NoError(t, err)
 	assert.Equal(t, runscript.CodeConfirmationRejected, resp["error_code"], "an approval covers only the script it showed")
 	assert.Equal(t, 1, exec.runs)
@@ -114,11 +121,38 @@ func TestApprovedRunsExactlyTheConfirmedScript(t *testing.T) {
 
 func TestRejectedRunsNothing(t *testing.T) {
 	tl, exec := newTool(t)
-	tc, _ := adktest.ToolContext(t, nil, "inv", &toolconfirmation.ToolConfirmation{Confirmed: false})
-	resp, err := tl.Run(tc, call)
+	resp, err := tl.Run(answered(t, tl, nil, call, false), call)
 	require.NoError(t, err)
 	assert.Equal(t, runscript.CodeConfirmationRejected, resp["error_code"])
 	assert.Zero(t, exec.runs)
+}
+
+// TestAnswerToAnotherRequest resumes calls with a confirmation this tool
+// never requested (planted in the session, or a wrapper's). Under ADK v1,
+// which resumes only requests the agent authored, the answer counts; under
+// ADK v2, which resumes any, nothing runs and a human is asked again with
+// the real script in the hint.
+func TestAnswerToAnotherRequest(t *testing.T) {
+	for _, confirmed := range []bool{true, false} {
+		tl, exec := newTool(t)
+		tc, _ := adktest.ToolContext(t, nil, "inv", &toolconfirmation.ToolConfirmation{Confirmed: confirmed, Hint: "harmless"})
+		resp, err := tl.Run(tc, call)
+		if adkglue.OwnConfirmationsOnly {
+			require.NoError(t, err)
+			if confirmed {
+				assert.Equal(t, "success", resp["status"], resp)
+				assert.Equal(t, 1, exec.runs)
+			} else {
+				assert.Equal(t, runscript.CodeConfirmationRejected, resp["error_code"])
+				assert.Zero(t, exec.runs)
+			}
+			continue
+		}
+		require.ErrorIs(t, err, tool.ErrConfirmationRequired)
+		assert.Nil(t, resp)
+		assert.Zero(t, exec.runs)
+		assert.Contains(t, tc.Actions().RequestedToolConfirmations["call-1"].Hint, script)
+	}
 }
 
 func TestInvalidCallsNeedNoApproval(t *testing.T) {
@@ -153,8 +187,7 @@ func TestInlineWithoutSkill(t *testing.T) {
 		{"node", "console.log('node', process.argv[2])", "node x\n"},
 	} {
 		args := map[string]any{"language": c.lang, "script": c.script, "args": []any{"x"}}
-		tc, _ := adktest.ToolContext(t, nil, "inv", approval(t, args))
-		resp, err := tl.Run(tc, args)
+		resp, err := tl.Run(answered(t, tl, nil, args, true), args)
 		require.NoError(t, err)
 		assert.Equal(t, c.want, resp["stdout"], c.lang)
 		assert.Empty(t, resp["output_files"], "the staged script is not an output")

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/adk/agent"
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/encoding"
 )
 
@@ -24,12 +24,12 @@ const maxWarnings = 10
 // Saves are issued one at a time: ADK v1.7.0 records each save in the tool's
 // EventActions.ArtifactDelta map without a lock (agent/callback_context.go,
 // trackedArtifacts.Save), so concurrent saves through one ToolContext race.
-func (r *runner) saveScriptOutputs(tc agent.ToolContext, files []codeexec.File) ([]OutputFile, []string) {
+func (r *runner) saveScriptOutputs(tc adkglue.ToolContext, files []codeexec.File) ([]OutputFile, []string) {
 	manifest := make([]OutputFile, 0, len(files))
 	if len(files) == 0 {
 		return manifest, nil
 	}
-	arts := tc.Artifacts()
+	arts := adkglue.Artifacts(tc)
 	var failed []string
 	for _, f := range files {
 		entry := OutputFile{Name: DisplayPath(f.Path)}

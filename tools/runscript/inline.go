@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
@@ -29,7 +28,9 @@ const InlineDir = ".adkskills-inline"
 // optionally inside a skill's staged folder. Every call needs a human's
 // approval through ADK's tool confirmation: the hint shows the language,
 // the whole script and the arguments, and only the approved script runs.
-// cfg.Source may be nil; then skill_name is refused.
+// Under ADK v2, which resumes a confirmation request whoever put it in the
+// session, the answer to a request this tool did not make runs nothing and
+// asks again. cfg.Source may be nil; then skill_name is refused.
 func NewInline(cfg Config) (tool.Tool, error) {
 	r, err := newRunner(cfg)
 	if err != nil {
@@ -44,6 +45,11 @@ func NewInline(cfg Config) (tool.Tool, error) {
 type runInline struct {
 	r *runner
 }
+
+// approvalKey, followed by the function call ID, is the session state key
+// under which a call that asked for confirmation records the digest of what
+// the human was shown: the answer to that request runs only that call, once.
+const approvalKey = "adkskills:inline_approval:"
 
 // call is one validated call: what the human approves and what runs.
 type call struct {
@@ -89,7 +95,7 @@ func (t *runInline) Declaration() *genai.FunctionDeclaration {
 	}
 }
 
-func (t *runInline) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) error {
+func (t *runInline) ProcessRequest(_ adkglue.ToolContext, req *model.LLMRequest) error {
 	return adkglue.PackTool(req, t)
 }
 
@@ -123,7 +129,7 @@ func (t *runInline) parse(args any) (call, *codeexec.Interpreter, error) {
 
 // Run validates the call, asks for confirmation, and runs the approved
 // script.
-func (t *runInline) Run(tc agent.ToolContext, args any) (map[string]any, error) {
+func (t *runInline) Run(tc adkglue.ToolContext, args any) (map[string]any, error) {
 	resp, err := t.call(tc, args)
 	if err != nil {
 		return nil, err
@@ -133,7 +139,7 @@ func (t *runInline) Run(tc agent.ToolContext, args any) (map[string]any, error) 
 
 // call is Run with the typed response; its error is ADK's confirmation
 // request.
-func (t *runInline) call(tc agent.ToolContext, args any) (*Response, error) {
+func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
 	c, in, err := t.parse(args)
 	if err != nil {
 		return errorResponse(CodeInvalidArguments, err.Error()), nil
@@ -151,7 +157,20 @@ func (t *runInline) call(tc agent.ToolContext, args any) (*Response, error) {
 			return resp, nil
 		}
 	}
+	key := approvalKey + tc.FunctionCallID()
+	asked, err := tc.State().Get(key) // the digest; "" once answered
+	requested := err == nil && asked != ""
 	conf := tc.ToolConfirmation()
+	switch {
+	case conf == nil:
+	case err == nil && asked == "":
+		conf = nil // this call's request was answered already: ask again
+	case !requested && !adkglue.OwnConfirmationsOnly:
+		// An answer to a confirmation request this tool never made: ADK v2
+		// resumes a request whoever put it in the session, so this one may
+		// have shown the human anything. Ask again, showing what runs.
+		conf = nil
+	}
 	if conf == nil {
 		payload := map[string]any{
 			"language": c.Language, "script": c.Script, "args": c.Args,
@@ -160,12 +179,18 @@ func (t *runInline) call(tc agent.ToolContext, args any) (*Response, error) {
 		if err := tc.RequestConfirmation(hint(c), payload); err != nil {
 			return nil, err
 		}
+		if err := tc.State().Set(key, c.digest()); err != nil {
+			return nil, fmt.Errorf("tool %q: recording the confirmation request: %w", InlineName, err)
+		}
 		return nil, fmt.Errorf("tool %q %w", InlineName, tool.ErrConfirmationRequired)
+	}
+	if requested {
+		_ = tc.State().Set(key, "") // one request, one answer
 	}
 	if !conf.Confirmed {
 		return errorResponse(CodeConfirmationRejected, "the user rejected running this script; do not retry it unchanged"), nil
 	}
-	if d, ok := payloadDigest(conf.Payload); ok && d != c.digest() {
+	if d, ok := payloadDigest(conf.Payload); requested && asked != c.digest() || ok && d != c.digest() {
 		return errorResponse(CodeConfirmationRejected, "the approved script differs from this call; nothing ran"), nil
 	}
 	script := InlineDir + "/script" + firstExt(*in)

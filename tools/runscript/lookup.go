@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/adk/agent"
 	"google.golang.org/adk/tool/skilltoolset/skill"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/skillfs"
 )
 
@@ -35,7 +35,7 @@ func interpreter(ctx context.Context, src skill.Source, table codeexec.Interpret
 // miss answers a script_path that names no file of the skill sk: a folder
 // says so, and the answer names the runnable files, entry points first
 // (skillfs.ListScripts).
-func (r *runner) miss(tc agent.ToolContext, sk *stagedSkill, script, raw string) *Response {
+func (r *runner) miss(tc adkglue.ToolContext, sk *stagedSkill, script, raw string) *Response {
 	reason := fmt.Sprintf("script %q not found in skill %q", raw, sk.name)
 	for _, p := range sk.paths {
 		if strings.HasPrefix(p, script+"/") {

@@ -10,10 +10,10 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"google.golang.org/adk/agent"
 	"google.golang.org/adk/tool/skilltoolset/skill"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/skillfs"
 	"github.com/adkskills/adkskills/internal/truncate"
 )
@@ -61,7 +61,7 @@ func noExecutor() *Response {
 // found in skill "s""), runnable (if any) names what can run instead. The
 // second miss in one invocation is SCRIPT_NOT_FOUND_FATAL, which tells the
 // model to stop retrying.
-func (r *runner) scriptMiss(tc agent.ToolContext, skillName, scriptPath, reason, runnable string) *Response {
+func (r *runner) scriptMiss(tc adkglue.ToolContext, skillName, scriptPath, reason, runnable string) *Response {
 	r.missesMu.Lock()
 	key := scriptMissesKey + tc.InvocationID()
 	n := 0
@@ -142,7 +142,7 @@ func (r *runner) skillList(ctx context.Context) string {
 
 // run executes req and builds the model response, saving output files as
 // artifacts. req's limits are the configuration's.
-func (r *runner) run(tc agent.ToolContext, toolName string, req *codeexec.Request) *Response {
+func (r *runner) run(tc adkglue.ToolContext, toolName string, req *codeexec.Request) *Response {
 	if r.Executor == nil {
 		return noExecutor()
 	}
@@ -196,7 +196,7 @@ func status(res *codeexec.Result) string {
 // however long their names: the manifest lists files until their entries
 // fill it (every file is saved all the same, and the warning says how many
 // are not listed), and the warning is cut at it, around truncate's marker.
-func (r *runner) respond(tc agent.ToolContext, res *codeexec.Result) *Response {
+func (r *runner) respond(tc adkglue.ToolContext, res *codeexec.Result) *Response {
 	files, warnings := r.saveScriptOutputs(tc, res.Files)
 	budget := r.Limits.WithDefaults().MaxOutputChars
 	listed := listedWithin(files, budget)

@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/skilltoolset/skill"
@@ -107,17 +106,17 @@ func (t *runScript) Declaration() *genai.FunctionDeclaration {
 	}
 }
 
-func (t *runScript) ProcessRequest(_ agent.ToolContext, req *model.LLMRequest) error {
+func (t *runScript) ProcessRequest(_ adkglue.ToolContext, req *model.LLMRequest) error {
 	return adkglue.PackTool(req, t)
 }
 
 // Run validates the arguments, finds the skill and runs the script.
-func (t *runScript) Run(tc agent.ToolContext, args any) (map[string]any, error) {
+func (t *runScript) Run(tc adkglue.ToolContext, args any) (map[string]any, error) {
 	return t.call(tc, args).Map(), nil
 }
 
 // call is Run with the typed response.
-func (t *runScript) call(tc agent.ToolContext, args any) *Response {
+func (t *runScript) call(tc adkglue.ToolContext, args any) *Response {
 	a, err := parseArgs(args, "skill_name", "script_path", "args", "stdin")
 	if err != nil {
 		return errorResponse(CodeInvalidArguments, err.Error())

@@ -9,19 +9,19 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/adk/agent"
 	"google.golang.org/adk/artifact"
 	"google.golang.org/adk/model"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/adktest"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
 type runner interface {
-	Run(agent.ToolContext, any) (map[string]any, error)
-	ProcessRequest(agent.ToolContext, *model.LLMRequest) error
+	Run(adkglue.ToolContext, any) (map[string]any, error)
+	ProcessRequest(adkglue.ToolContext, *model.LLMRequest) error
 }
 
 // skillDir writes a skill with a script, a data file, a non-script and a

@@ -1,0 +1,2 @@
+param([string]$Path)
+Write-Output "captured"

@@ -1,0 +1,2 @@
+"""Capture the screen (a stand-in)."""
+print("captured")

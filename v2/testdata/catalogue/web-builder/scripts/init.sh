@@ -1,0 +1,2 @@
+#!/bin/bash
+echo "initialised ${1:-site}"

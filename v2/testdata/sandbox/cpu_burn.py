@@ -1,0 +1,3 @@
+"""Attack: burn CPU forever."""
+while True:
+    pass
