@@ -344,7 +344,7 @@ func (p *pod) start(ctx context.Context, pr proc) (procResult, error) {
 			cancel()
 			res.stdinErr = <-stdinDone
 			switch {
-			case ctx.Err() != nil:
+			case ended(ctx, err):
 				return res, errStopped
 			case res.stdinErr != nil:
 				return res, res.stdinErr
@@ -368,9 +368,21 @@ func (p *pod) start(ctx context.Context, pr proc) (procResult, error) {
 	}
 }
 
+// ended reports whether err comes from ctx ending. gRPC sends a call's
+// deadline to the server, which may end the stream a moment before the
+// client's own timer fires: a DeadlineExceeded status past ctx's deadline
+// is ctx ending too.
+func ended(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && status.Code(err) == codes.DeadlineExceeded && !time.Now().Add(time.Second).Before(dl)
+}
+
 // startError classifies a failure before the process started.
 func (p *pod) startError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
+	if ended(ctx, err) {
 		return errStopped
 	}
 	switch status.Code(err) {
