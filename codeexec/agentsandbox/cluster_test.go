@@ -84,7 +84,8 @@ type cluster struct {
 	helper   *sandbox.K8sHelper
 	client   *sandbox.Client
 
-	neverReady atomic.Bool // claims get a sandbox that never becomes Ready
+	neverReady  atomic.Bool // claims get a sandbox that never becomes Ready
+	killOnClaim atomic.Bool // a claim's pod dies as it becomes Ready
 
 	mu      sync.Mutex
 	pods    map[string]*fakePod // by claim name
@@ -102,6 +103,7 @@ type fakePod struct {
 	root string
 	cmd  *exec.Cmd
 	done chan struct{}
+	once sync.Once
 }
 
 // newCluster starts a fake cluster with the warm pool testPool in
@@ -145,6 +147,25 @@ func newCluster(tb testing.TB) *cluster {
 func (c *cluster) executor(opts ...Option) *Executor {
 	base := []Option{WithNamespace(testNamespace), WithGRPCPort(c.grpcPort), WithKubernetes(c.helper), WithClaimTimeout(10 * time.Second)}
 	return New(c.client, testPool, append(base, opts...)...)
+}
+
+// pod returns the pod of a live claim for which has returns true.
+func (c *cluster) pod(has func(root string) bool) *fakePod {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.pods {
+		if has(p.root) {
+			return p
+		}
+	}
+	return nil
+}
+
+// live returns how many claims have a pod.
+func (c *cluster) live() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pods)
 }
 
 // counts returns how many claims were created and deleted.
@@ -219,9 +240,11 @@ func (c *cluster) startPod() (*fakePod, error) {
 
 // kill deletes the pod: every process in its PID namespace dies with it.
 func (p *fakePod) kill() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	<-p.done
-	_ = os.RemoveAll(p.root)
+	p.once.Do(func() {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+		_ = os.RemoveAll(p.root)
+	})
 }
 
 // onClaim plays the controller for a new claim: it names it (the fake
@@ -238,7 +261,13 @@ func (c *cluster) onClaim(action ktesting.Action) (bool, runtime.Object, error) 
 	c.mu.Unlock()
 	sb := &sandboxv1beta1.Sandbox{ObjectMeta: metav1.ObjectMeta{Name: "sb-" + claim.Name, Namespace: claim.Namespace}}
 	ready := metav1.Condition{Type: string(sandboxv1beta1.SandboxConditionReady), Status: metav1.ConditionFalse, Reason: "SandboxNotReady"}
-	if !c.neverReady.Load() {
+	// As the controller does, a claim on a pool that does not exist stays
+	// not Ready (WarmPoolNotFound), retried until it is deleted.
+	_, poolErr := c.ext.Tracker().Get(extv1beta1.SchemeGroupVersion.WithResource("sandboxwarmpools"), claim.Namespace, claim.Spec.WarmPoolRef.Name)
+	if poolErr != nil {
+		ready.Reason = "WarmPoolNotFound"
+	}
+	if !c.neverReady.Load() && poolErr == nil {
 		var p *fakePod
 		select {
 		case p = <-c.warm:
@@ -250,6 +279,9 @@ func (c *cluster) onClaim(action ktesting.Action) (bool, runtime.Object, error) 
 		c.mu.Unlock()
 		sb.Status.PodIPs = []string{p.ip}
 		ready.Status, ready.Reason = metav1.ConditionTrue, "Ready"
+		if c.killOnClaim.Load() {
+			p.kill()
+		}
 	}
 	sb.Status.Conditions = []metav1.Condition{ready}
 	if _, err := c.agents.AgentsV1beta1().Sandboxes(claim.Namespace).Create(context.Background(), sb, metav1.CreateOptions{}); err != nil {
