@@ -113,6 +113,9 @@ func TestSandboxdDiesMidRun(t *testing.T) {
 }
 
 func TestUploadLimit(t *testing.T) {
+	const limit = 8 << 20
+	defer func(old int64) { maxSkillBytes = old }(maxSkillBytes)
+	maxSkillBytes = limit
 	c := newCluster(t)
 	tests := []struct {
 		name        string
@@ -120,8 +123,8 @@ func TestUploadLimit(t *testing.T) {
 		wantErr     error
 		wantCreated int
 	}{
-		{"AtTheLimit", DefaultMaxSkillBytes, nil, 1},
-		{"OverTheLimit", DefaultMaxSkillBytes + 1, codeexec.ErrInvalidRequest, 0},
+		{"AtTheLimit", limit, nil, 1},
+		{"OverTheLimit", limit + 1, codeexec.ErrInvalidRequest, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,5 +187,25 @@ func TestClaimDeletedOnEveryPath(t *testing.T) {
 			}
 			claimsBalanced(t, c, tt.claims)
 		})
+	}
+}
+
+// TestPrintsBeforeReadingStdin: a script that prints more than the
+// transport buffers before it reads its stdin still gets all of it, because
+// stdin is written beside the stream, not before reading it.
+func TestPrintsBeforeReadingStdin(t *testing.T) {
+	const printed = 8 * windowBytes
+	stdin := strings.Repeat("s", 4*stdinChunk)
+	c := newCluster(t)
+	req := script("scripts/p.py", "import sys\nsys.stdout.write('x' * int(sys.argv[1]))\nsys.stdout.flush()\nprint(len(sys.stdin.read()))\n")
+	req.Args = []string{strconv.Itoa(printed)}
+	req.Stdin = []byte(stdin)
+	req.Timeout = hardDeadline
+	res, err := c.executor().Execute(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.TimedOut || res.Stdout.TotalChars != int64(printed+len(strconv.Itoa(len(stdin)))+1) || !strings.HasSuffix(res.Stdout.Text, strconv.Itoa(len(stdin))+"\n") {
+		t.Errorf("timed out %v, %d characters ending %q", res.TimedOut, res.Stdout.TotalChars, res.Stdout.Text[max(0, len(res.Stdout.Text)-20):])
 	}
 }

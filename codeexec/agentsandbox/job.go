@@ -23,8 +23,12 @@ import (
 // current fields.
 
 // DefaultMaxSkillBytes bounds the staged folder (the skill plus the extra
-// files) when a request sets no limit.
-const DefaultMaxSkillBytes = 64 << 20
+// files) when a request sets no limit: the tools' own limit.
+const DefaultMaxSkillBytes = 256 << 20
+
+// maxSkillBytes is the limit newJob applies until codeexec.Request carries
+// its own (Limits.MaxSkillBytes); tests lower it.
+var maxSkillBytes int64 = DefaultMaxSkillBytes
 
 // defaultSkillName names the staged folder when a request gives none.
 const defaultSkillName = "skill"
@@ -63,7 +67,7 @@ func newJob(req *codeexec.Request) (*job, error) {
 		timeout:   cmp.Or(req.Timeout, codeexec.DefaultTimeout),
 		maxChars:  req.MaxOutputChars,
 		output:    withDefaults(req.Limits),
-		maxSkill:  DefaultMaxSkillBytes,
+		maxSkill:  maxSkillBytes,
 	}
 	if j.maxChars <= 0 {
 		j.maxChars = codeexec.DefaultMaxOutputChars
