@@ -73,9 +73,19 @@ const (
 	warmPods      = 4
 )
 
+// testingTB is what the cluster needs of a testing.TB (an Example has
+// none: exampleTB stands in).
+type testingTB interface {
+	Helper()
+	TempDir() string
+	Cleanup(func())
+	Fatal(args ...any)
+	Errorf(format string, args ...any)
+}
+
 // cluster is the fake cluster.
 type cluster struct {
-	tb       testing.TB
+	tb       testingTB
 	root     string
 	grpcPort int
 	restPort int
@@ -108,7 +118,7 @@ type fakePod struct {
 
 // newCluster starts a fake cluster with the warm pool testPool in
 // testNamespace, torn down when the test ends.
-func newCluster(tb testing.TB) *cluster {
+func newCluster(tb testingTB) *cluster {
 	tb.Helper()
 	c := &cluster{
 		tb:       tb,
@@ -336,7 +346,7 @@ func (c *cluster) close() {
 }
 
 // freePort returns a TCP port free on loopback.
-func freePort(tb testing.TB) int {
+func freePort(tb testingTB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
