@@ -116,7 +116,7 @@ type Executor struct {
 //
 // New does not fail: a nil client, an empty warm pool name or an invalid
 // option is reported by [Executor.Err] and by every Execute, wrapping
-// [codeexec.ErrInvalidRequest].
+// [codeexec.ErrInvalidConfig] (and skilltoolset.New refuses the executor).
 func New(client *sandbox.Client, warmPool string, opts ...Option) *Executor {
 	e := &Executor{client: client, warmPool: warmPool, cfg: defaultConfig()}
 	for _, o := range opts {
@@ -134,10 +134,10 @@ func New(client *sandbox.Client, warmPool string, opts ...Option) *Executor {
 }
 
 // Err returns nil, or the first invalid part of the executor's
-// configuration, wrapping codeexec.ErrInvalidRequest.
+// configuration, wrapping codeexec.ErrInvalidConfig.
 func (e *Executor) Err() error {
 	if len(e.cfg.errs) > 0 {
-		return fmt.Errorf("%w: agentsandbox: %w", codeexec.ErrInvalidRequest, e.cfg.errs[0])
+		return fmt.Errorf("%w: agentsandbox: %w", codeexec.ErrInvalidConfig, e.cfg.errs[0])
 	}
 	return nil
 }

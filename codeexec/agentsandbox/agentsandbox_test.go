@@ -4,13 +4,25 @@ package agentsandbox
 
 import (
 	"testing"
+	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 )
 
 // TestConformance runs codeexec's behaviour suite against the executor on
 // real sandboxd pods.
 func TestConformance(t *testing.T) {
 	c := newCluster(t)
-	runConformance(t, func(opts ...Option) codeexec.Executor { return c.executor(opts...) })
+	codeexectest.Run(t, func() codeexec.Executor { return c.executor() })
 }
+
+// Bounds of this package's own tests: a run may take grace past its limit
+// on a contended machine; a test gives up on a run after hardDeadline.
+const (
+	grace        = 3 * time.Second
+	hardDeadline = 60 * time.Second
+)
+
+// script is a request running one script, the skill's only file.
+var script = codeexectest.Script

@@ -59,7 +59,7 @@ for fd in (1, 2):
         left -= os.write(fd, block[:left])
 `)
 	req.Args = []string{strconv.Itoa(floodStreamBytes)}
-	req.Timeout = 10 * time.Minute
+	req.Limits.Timeout = 10 * time.Minute
 	b.SetBytes(2 * floodStreamBytes)
 	b.ReportAllocs()
 	var peak atomic.Uint64

@@ -2,9 +2,9 @@ package agentsandbox
 
 import (
 	"archive/tar"
-
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"io/fs"
@@ -81,13 +81,13 @@ func (p *pod) collect(ctx context.Context, j *job) ([]codeexec.File, []codeexec.
 		cands = append(cands, changed...)
 	}
 	slices.SortFunc(cands, func(a, b candidate) int { return strings.Compare(a.path, b.path) })
-	selected := choose(cands, j.output, &om)
+	selected := choose(cands, j.limits.Output, &om)
 	files := p.fetch(ctx, j, selected, &om)
 	return files, om.list()
 }
 
 // choose applies the output limits in path order, as the host executors do.
-func choose(cands []candidate, lim codeexec.OutputLimits, om *omissions) []candidate {
+func choose(cands []candidate, lim codeexec.FileLimits, om *omissions) []candidate {
 	var out []candidate
 	var total int64
 	for _, c := range cands {
@@ -162,7 +162,7 @@ func kindMode(k byte) fs.FileMode {
 }
 
 // changed returns those of paths (staged files that kept their size) whose
-// bytes differ from what was staged, streaming each against its original.
+// bytes differ from what was staged: their digest is not the staged one.
 func (p *pod) changed(ctx context.Context, j *job, paths []string, om *omissions) ([]candidate, error) {
 	var out []candidate
 	err := p.archive(ctx, j, paths, func(hdr *tar.Header, r io.Reader) {
@@ -175,37 +175,12 @@ func (p *pod) changed(ctx context.Context, j *job, paths []string, om *omissions
 		if !ok {
 			return
 		}
-		same, err := sameContent(j, orig, r)
-		if err != nil || !same || hdr.Size != orig.size {
+		h := sha256.New()
+		if _, err := io.Copy(h, r); err != nil || hdr.Size != orig.size || [sha256.Size]byte(h.Sum(nil)) != orig.sum {
 			out = append(out, candidate{path: name, size: hdr.Size})
 		}
 	})
 	return out, err
-}
-
-// sameContent compares r with orig's staged bytes.
-func sameContent(j *job, orig entry, r io.Reader) (bool, error) {
-	o, err := j.open(orig)
-	if err != nil {
-		return false, err
-	}
-	defer o.Close()
-	var a, b [32 << 10]byte
-	for {
-		n, errA := io.ReadFull(r, a[:])
-		m, errB := io.ReadFull(o, b[:n])
-		if m != n || !bytes.Equal(a[:n], b[:m]) {
-			return false, nil
-		}
-		if errA != nil {
-			// r is at its end: so must the original be.
-			k, _ := o.Read(b[:1])
-			return k == 0, nil
-		}
-		if errB != nil {
-			return false, nil
-		}
-	}
 }
 
 // fetch reads the selected files out of the pod.
@@ -226,7 +201,7 @@ func (p *pod) fetch(ctx context.Context, j *job, sel []candidate, om *omissions)
 			return
 		}
 		delete(want, name)
-		room := min(j.output.MaxFileBytes, j.output.MaxTotalBytes-total)
+		room := min(j.limits.Output.MaxFileBytes, j.limits.Output.MaxTotalBytes-total)
 		switch {
 		case hdr.Typeflag != tar.TypeReg:
 			om.add(codeexec.OmittedFile{Path: name, Reason: "replaced while being collected"})

@@ -34,11 +34,11 @@ func TestConfigErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := New(tt.client, tt.warmPool, tt.opts...)
-			if err := e.Err(); !errors.Is(err, codeexec.ErrInvalidRequest) {
-				t.Errorf("Err() = %v, want ErrInvalidRequest", err)
+			if err := codeexec.ConfigError(e); !errors.Is(err, codeexec.ErrInvalidConfig) {
+				t.Errorf("Err() = %v, want ErrInvalidConfig", err)
 			}
-			if res, err := e.Execute(context.Background(), &codeexec.Request{}); res != nil || !errors.Is(err, codeexec.ErrInvalidRequest) {
-				t.Errorf("Execute = %v, %v; want nil, ErrInvalidRequest", res, err)
+			if res, err := e.Execute(context.Background(), &codeexec.Request{}); res != nil || !errors.Is(err, codeexec.ErrInvalidConfig) {
+				t.Errorf("Execute = %v, %v; want nil, ErrInvalidConfig", res, err)
 			}
 		})
 	}

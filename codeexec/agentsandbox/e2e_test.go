@@ -123,7 +123,7 @@ func TestEndToEndOutputFilesBecomeArtifacts(t *testing.T) {
 	var names []string
 	for _, f := range manifest {
 		names = append(names, f["name"].(string))
-		if got := len(h.load(f["artifact"].(string))); got != f["size_bytes"] {
+		if got := len(h.load(f["artifact"].(string))); fmt.Sprint(got) != fmt.Sprint(f["size_bytes"]) {
 			t.Errorf("%s: artifact holds %d bytes, manifest says %v", f["name"], got, f["size_bytes"])
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 )
 
 // claimsBalanced fails the test unless every claim created was deleted and
@@ -94,7 +95,7 @@ func TestSandboxdDiesMidRun(t *testing.T) {
 			t.Fatal("the script never started")
 		}
 		p = c.pod(func(root string) bool {
-			_, err := os.Stat(filepath.Join(root, defaultSkillName, "started"))
+			_, err := os.Stat(filepath.Join(root, codeexec.DefaultSkillName, "started"))
 			return err == nil
 		})
 	}
@@ -114,8 +115,6 @@ func TestSandboxdDiesMidRun(t *testing.T) {
 
 func TestUploadLimit(t *testing.T) {
 	const limit = 8 << 20
-	defer func(old int64) { maxSkillBytes = old }(maxSkillBytes)
-	maxSkillBytes = limit
 	c := newCluster(t)
 	tests := []struct {
 		name        string
@@ -133,6 +132,7 @@ func TestUploadLimit(t *testing.T) {
 			req := &codeexec.Request{
 				Files:  []codeexec.File{{Path: "data/blob", Data: make([]byte, tt.extra-len(src))}, {Path: "scripts/size.py", Data: []byte(src)}},
 				Script: "scripts/size.py",
+				Limits: codeexec.Limits{MaxSkillBytes: limit},
 			}
 			res, err := c.executor().Execute(context.Background(), req)
 			if !errors.Is(err, tt.wantErr) {
@@ -160,11 +160,11 @@ func TestClaimDeletedOnEveryPath(t *testing.T) {
 	}{
 		{name: "Success", req: script("scripts/a.sh", "echo ok > out.txt"), claims: 1},
 		{name: "Failure", req: script("scripts/a.sh", "echo bad >&2; exit 1"), claims: 1},
-		{name: "Timeout", req: &codeexec.Request{Files: files(map[string]string{"scripts/a.sh": "sleep 60"}), Script: "scripts/a.sh", Timeout: limit}, claims: 1},
+		{name: "Timeout", req: &codeexec.Request{Skill: codeexectest.Skill(map[string]string{"scripts/a.sh": "sleep 60"}), Script: "scripts/a.sh", Limits: codeexec.Limits{Timeout: limit}}, claims: 1},
 		{name: "Cancel", req: script("scripts/a.sh", "sleep 60"), cancelAt: limit, claims: 1},
 		// Valid, fails in the pod: a name longer than NAME_MAX.
-		{name: "StagingError", req: &codeexec.Request{Files: files(map[string]string{"scripts/a.sh": "", "data/" + strings.Repeat("n", 300): ""}), Script: "scripts/a.sh"}, wantErr: codeexec.ErrWorkspace, claims: 1},
-		{name: "StartError", req: &codeexec.Request{Files: files(map[string]string{"scripts/a.sh": ""}), Script: "scripts/a.sh",
+		{name: "StagingError", req: &codeexec.Request{Skill: codeexectest.Skill(map[string]string{"scripts/a.sh": "", "data/" + strings.Repeat("n", 300): ""}), Script: "scripts/a.sh"}, wantErr: codeexec.ErrWorkspace, claims: 1},
+		{name: "StartError", req: &codeexec.Request{Skill: codeexectest.Skill(map[string]string{"scripts/a.sh": ""}), Script: "scripts/a.sh",
 			Interpreter: &codeexec.Interpreter{Language: "x", Command: []string{"/nonexistent/interpreter"}}}, wantErr: codeexec.ErrStart, claims: 1},
 		{name: "InvalidRequest", req: &codeexec.Request{Script: "a.sh"}, wantErr: codeexec.ErrInvalidRequest},
 	}
@@ -200,7 +200,7 @@ func TestPrintsBeforeReadingStdin(t *testing.T) {
 	req := script("scripts/p.py", "import sys\nsys.stdout.write('x' * int(sys.argv[1]))\nsys.stdout.flush()\nprint(len(sys.stdin.read()))\n")
 	req.Args = []string{strconv.Itoa(printed)}
 	req.Stdin = []byte(stdin)
-	req.Timeout = hardDeadline
+	req.Limits.Timeout = hardDeadline
 	res, err := c.executor().Execute(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,7 @@ package agentsandbox
 import (
 	"archive/tar"
 	"bytes"
-	"cmp"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -11,189 +11,105 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/valid"
 )
 
-// The seam between codeexec.Request and this executor. A job holds a run in
-// the shape codeexec.Request is moving to (the skill as an fs.FS read
-// lazily, in-memory extra files staged over it, a named skill folder, all
-// limits in one place): newJob is the only code that knows the request's
-// current fields.
-
-// DefaultMaxSkillBytes bounds the staged folder (the skill plus the extra
-// files) when a request sets no limit: the tools' own limit.
-const DefaultMaxSkillBytes = 256 << 20
-
-// maxSkillBytes is the limit newJob applies until codeexec.Request carries
-// its own (Limits.MaxSkillBytes); tests lower it.
-var maxSkillBytes int64 = DefaultMaxSkillBytes
-
-// defaultSkillName names the staged folder when a request gives none.
-const defaultSkillName = "skill"
-
-// job is one run.
+// job is one run: the request, validated, with its limits resolved.
 type job struct {
 	req       *codeexec.Request
-	skill     fs.FS           // nil: an empty folder
-	skillName string          // the staged folder's name: the script's cwd
-	files     []codeexec.File // staged over skill, from memory
-	script    string
+	skillName string // the staged folder's name: the script's cwd
 	interp    codeexec.Interpreter
-	args      []string
-	stdin     []byte
-	env       map[string]string
-	timeout   time.Duration
-	maxChars  int
-	output    codeexec.OutputLimits
-	maxSkill  int64
-	snap      snapshot // filled while staging
+	limits    codeexec.Limits // with defaults
+	staged    []entry         // what staging writes, sorted by path
+	snap      snapshot        // what staging wrote, filled as it streams
 }
 
-// newJob validates req and takes the run out of it.
+// newJob validates req and lists what staging will write.
 func newJob(req *codeexec.Request) (*job, error) {
-	if err := validate(req); err != nil {
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	j := &job{
-		req:       req,
-		skillName: defaultSkillName,
-		files:     req.Files,
-		script:    req.Script,
-		args:      req.Args,
-		stdin:     req.Stdin,
-		env:       req.Env,
-		timeout:   cmp.Or(req.Timeout, codeexec.DefaultTimeout),
-		maxChars:  req.MaxOutputChars,
-		output:    withDefaults(req.Limits),
-		maxSkill:  maxSkillBytes,
+	j := &job{req: req, skillName: req.SkillName, limits: req.Limits.WithDefaults()}
+	if j.skillName == "" {
+		j.skillName = codeexec.DefaultSkillName
 	}
-	if j.maxChars <= 0 {
-		j.maxChars = codeexec.DefaultMaxOutputChars
+	var err error
+	if j.staged, err = entries(req); err != nil {
+		return nil, err
 	}
 	return j, nil
 }
 
-// validate reports the first malformed part of req, wrapping
-// codeexec.ErrInvalidRequest, with the rules of the host executors.
-func validate(req *codeexec.Request) error {
-	if req == nil {
-		return fmt.Errorf("%w: nil request", codeexec.ErrInvalidRequest)
-	}
-	files := make(map[string]bool, len(req.Files))
-	dirs := map[string]bool{}
-	for _, f := range req.Files {
-		if err := checkPath(f.Path); err != nil {
-			return fmt.Errorf("%w: file: %w", codeexec.ErrInvalidRequest, err)
-		}
-		if files[f.Path] || dirs[f.Path] {
-			return fmt.Errorf("%w: file %q named twice or both a file and a directory", codeexec.ErrInvalidRequest, f.Path)
-		}
-		files[f.Path] = true
-		for d := path.Dir(f.Path); d != "."; d = path.Dir(d) {
-			if files[d] {
-				return fmt.Errorf("%w: %q is both a file and a directory", codeexec.ErrInvalidRequest, d)
-			}
-			dirs[d] = true
-		}
-		if f.Encoding != codeexec.EncodingRaw && f.Encoding != codeexec.EncodingUTF8 {
-			return fmt.Errorf("%w: file %q: encoding %q: decode it first", codeexec.ErrInvalidRequest, f.Path, f.Encoding)
-		}
-		if f.Mode&^fs.ModePerm != 0 {
-			return fmt.Errorf("%w: file %q: mode %v: only permission bits may be set", codeexec.ErrInvalidRequest, f.Path, f.Mode)
-		}
-	}
-	if err := checkPath(req.Script); err != nil {
-		return fmt.Errorf("%w: script: %w", codeexec.ErrInvalidRequest, err)
-	}
-	if !files[req.Script] {
-		return fmt.Errorf("%w: script %q is not among the request's files", codeexec.ErrInvalidRequest, req.Script)
-	}
-	for i, a := range req.Args {
-		if strings.ContainsRune(a, 0) {
-			return fmt.Errorf("%w: argument %d contains NUL", codeexec.ErrInvalidRequest, i)
-		}
-	}
-	for k, v := range req.Env {
-		if err := codeexec.CheckEnv(k, v); err != nil {
-			return fmt.Errorf("%w: %w", codeexec.ErrInvalidRequest, err)
-		}
-	}
-	if l := req.Limits; req.Timeout < 0 || l.MaxFiles < 0 || l.MaxFileBytes < 0 || l.MaxTotalBytes < 0 {
-		return fmt.Errorf("%w: negative timeout or limit", codeexec.ErrInvalidRequest)
-	}
-	return nil
-}
-
-// checkPath reports why p cannot name a file of the skill folder.
-func checkPath(p string) error {
-	c, err := codeexec.CleanPath(p)
-	switch {
-	case err != nil:
-		return err
-	case c == ".":
-		return fmt.Errorf("path %q names the skill folder, not a file", p)
-	case c != p:
-		return fmt.Errorf("path %q is not clean (want %q)", p, c)
-	}
-	return nil
-}
-
-// withDefaults replaces zero output limits by their Default constants.
-func withDefaults(l codeexec.OutputLimits) codeexec.OutputLimits {
-	l.MaxFiles = cmp.Or(l.MaxFiles, codeexec.DefaultMaxOutputFiles)
-	l.MaxFileBytes = cmp.Or(l.MaxFileBytes, codeexec.DefaultMaxOutputFileBytes)
-	l.MaxTotalBytes = cmp.Or(l.MaxTotalBytes, codeexec.DefaultMaxOutputTotalBytes)
-	return l
-}
-
-// entry is one file to stage.
+// entry is one directory or file to stage.
 type entry struct {
 	path string
+	dir  bool
 	size int64
 	mode fs.FileMode
 	data []byte // an extra file's content; nil: read path from the skill
 }
 
-// entries lists what staging writes, sorted by path: the skill's regular
-// files (links and other types skipped), then the extra files. A path both
-// have is an invalid request.
-func (j *job) entries() ([]entry, error) {
+// entries lists what staging writes, sorted by path: the skill folder's
+// directories and regular files (links and other types are skipped), then
+// the extra files. It checks what Request.Validate cannot: every path of
+// the skill folder, that no extra file replaces a file or a folder of the
+// skill, and that the script is among the files. It reads no file.
+func entries(req *codeexec.Request) ([]entry, error) {
 	var out []entry
-	if j.skill != nil {
-		err := fs.WalkDir(j.skill, ".", func(p string, d fs.DirEntry, err error) error {
+	kinds := map[string]bool{} // path -> is a directory
+	if req.Skill != nil {
+		err := fs.WalkDir(req.Skill, ".", func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				return err
+				return fmt.Errorf("%w: reading the skill folder: %w", codeexec.ErrWorkspace, err)
 			}
-			if !d.Type().IsRegular() {
+			if p == "." {
+				return nil
+			}
+			if err := checkPath(p); err != nil {
+				return fmt.Errorf("%w: skill folder: %w", codeexec.ErrInvalidRequest, err)
+			}
+			switch t := d.Type(); {
+			case t.IsDir():
+				kinds[p] = true
+				out = append(out, entry{path: p, dir: true, mode: 0o755})
+				return nil
+			case !t.IsRegular():
 				return nil
 			}
 			info, err := d.Info()
 			if err != nil {
-				return err
+				return fmt.Errorf("%w: reading the skill folder: %w", codeexec.ErrWorkspace, err)
 			}
+			kinds[p] = false
 			out = append(out, entry{path: p, size: info.Size(), mode: info.Mode().Perm()})
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%w: reading the skill folder: %w", codeexec.ErrWorkspace, err)
+			return nil, err
 		}
 	}
-	seen := make(map[string]bool, len(out))
-	for _, e := range out {
-		seen[e.path] = true
-	}
-	for _, f := range j.files {
-		if seen[f.Path] {
-			return nil, fmt.Errorf("%w: file %q is already in the skill folder", codeexec.ErrInvalidRequest, f.Path)
+	for _, f := range req.Files {
+		if isDir, ok := kinds[f.Path]; ok {
+			what := map[bool]string{false: "file", true: "folder"}[isDir]
+			return nil, fmt.Errorf("%w: file %q would replace the skill's own %s", codeexec.ErrInvalidRequest, f.Path, what)
 		}
+		for d := path.Dir(f.Path); d != "."; d = path.Dir(d) {
+			if isDir, ok := kinds[d]; ok && !isDir {
+				return nil, fmt.Errorf("%w: file %q: %q is a file of the skill, not a folder", codeexec.ErrInvalidRequest, f.Path, d)
+			}
+		}
+		kinds[f.Path] = false
 		out = append(out, entry{path: f.Path, size: int64(len(f.Data)), mode: f.Mode.Perm(), data: f.Data})
 	}
+	if isDir, ok := kinds[req.Script]; !ok || isDir {
+		return nil, fmt.Errorf("%w: script %q is not among the request's files", codeexec.ErrInvalidRequest, req.Script)
+	}
 	for i := range out {
-		if out[i].mode == 0 {
+		if !out[i].dir && out[i].mode == 0 {
 			out[i].mode = 0o644
-			if out[i].path == j.script {
+			if out[i].path == req.Script {
 				out[i].mode = 0o755
 			}
 		}
@@ -202,18 +118,28 @@ func (j *job) entries() ([]entry, error) {
 	return out, nil
 }
 
-// checkSize refuses, before a sandbox is claimed, a folder over the limit.
-func (j *job) checkSize() error {
-	es, err := j.entries()
-	if err != nil {
+// checkPath reports why p cannot name an entry of the skill folder.
+func checkPath(p string) error {
+	c, err := valid.Path(p)
+	switch {
+	case err != nil:
 		return err
+	case c != p:
+		return fmt.Errorf("path %q is not clean (want %q)", p, c)
 	}
+	return nil
+}
+
+// checkSize refuses, before a sandbox is claimed, a folder whose listed
+// sizes are over the staging limit. Staging enforces it again on the bytes
+// it reads (a lazily read skill may change in between).
+func (j *job) checkSize() error {
 	var total int64
-	for _, e := range es {
+	for _, e := range j.staged {
 		total += e.size
 	}
-	if total > j.maxSkill {
-		return fmt.Errorf("%w: the skill folder holds %d bytes, over the %d-byte limit", codeexec.ErrInvalidRequest, total, j.maxSkill)
+	if total > j.limits.MaxSkillBytes {
+		return fmt.Errorf("%w: the files to stage hold %d bytes, over the %d-byte limit", codeexec.ErrInvalidRequest, total, j.limits.MaxSkillBytes)
 	}
 	return nil
 }
@@ -225,15 +151,11 @@ const (
 	tmpDir  = ".tmp"
 )
 
-// writeTar writes the staging archive to w: the directories, HOME, TMPDIR
-// and every file under skillName, each read as it is written. It records
-// the snapshot collection compares against and enforces the size limit on
-// what it actually reads.
+// writeTar writes the staging archive to w: HOME, TMPDIR and every entry
+// under the skill folder's name, each file read as it is written. It
+// records the snapshot collection compares against and enforces the
+// staging limit on the bytes it reads.
 func (j *job) writeTar(w io.Writer) error {
-	es, err := j.entries()
-	if err != nil {
-		return err
-	}
 	tw := tar.NewWriter(w)
 	dirs := map[string]bool{}
 	var mkdir func(d string, mode fs.FileMode) error
@@ -252,65 +174,71 @@ func (j *job) writeTar(w io.Writer) error {
 			return err
 		}
 	}
-	j.snap = make(snapshot, len(es))
-	var total int64
-	for _, e := range es {
+	j.snap = make(snapshot, len(j.staged))
+	budget := j.limits.MaxSkillBytes
+	for _, e := range j.staged {
 		name := j.skillName + "/" + e.path
+		if e.dir {
+			if err := mkdir(name, e.mode); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := mkdir(path.Dir(name), 0o755); err != nil {
 			return err
 		}
-		if total += e.size; total > j.maxSkill {
-			return fmt.Errorf("%w: the skill folder grew past the %d-byte limit while being staged", codeexec.ErrInvalidRequest, j.maxSkill)
+		if budget -= e.size; budget < 0 {
+			return fmt.Errorf("%w: the files to stage are over the %d-byte limit", codeexec.ErrInvalidRequest, j.limits.MaxSkillBytes)
 		}
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Size: e.size, Mode: int64(e.mode), Format: tar.FormatPAX}
-		if err := tw.WriteHeader(hdr); err != nil {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: e.size, Mode: int64(e.mode), Format: tar.FormatPAX}); err != nil {
 			return err
 		}
-		if err := j.copyEntry(tw, e); err != nil {
+		sum, err := j.copyEntry(tw, e)
+		if err != nil {
 			return err
 		}
-		j.snap[e.path] = e
+		j.snap[e.path] = staged{size: e.size, sum: sum}
 	}
 	return tw.Close()
 }
 
-// copyEntry writes e's content, exactly e.size bytes.
-func (j *job) copyEntry(w io.Writer, e entry) error {
-	if e.data != nil {
-		_, err := w.Write(e.data)
-		return err
+// copyEntry writes exactly e.size bytes of e's content and returns their
+// digest. A skill file that changed size since it was listed is an error.
+func (j *job) copyEntry(w io.Writer, e entry) ([sha256.Size]byte, error) {
+	h := sha256.New()
+	var src io.Reader = bytes.NewReader(e.data)
+	if e.data == nil {
+		f, err := j.req.Skill.Open(e.path)
+		if err != nil {
+			return [sha256.Size]byte{}, fmt.Errorf("%w: reading the skill folder: %w", codeexec.ErrWorkspace, err)
+		}
+		defer f.Close()
+		src = f
 	}
-	r, err := j.open(e)
-	if err != nil {
-		return err
+	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(src, e.size+1))
+	switch {
+	case err != nil:
+		return [sha256.Size]byte{}, err
+	case n != e.size:
+		// tar.Writer refuses the extra byte, or the member is short.
+		return [sha256.Size]byte{}, fmt.Errorf("%w: %s changed size while being staged", codeexec.ErrWorkspace, e.path)
 	}
-	defer r.Close()
-	n, err := io.Copy(w, io.LimitReader(r, e.size))
-	if err == nil && n != e.size {
-		err = fmt.Errorf("%w: %s shrank while being staged", codeexec.ErrWorkspace, e.path)
-	}
-	return err
+	return [sha256.Size]byte(h.Sum(nil)), nil
 }
 
-// open opens a staged entry's original content.
-func (j *job) open(e entry) (io.ReadCloser, error) {
-	if e.data != nil {
-		return io.NopCloser(bytes.NewReader(e.data)), nil
-	}
-	f, err := j.skill.Open(e.path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", codeexec.ErrWorkspace, err)
-	}
-	return f, nil
+// staged is what staging wrote at one path.
+type staged struct {
+	size int64
+	sum  [sha256.Size]byte
 }
 
 // snapshot is what staging wrote, by path under the skill root.
-type snapshot map[string]entry
+type snapshot map[string]staged
 
 // errWorkspace marks an error as the pod's staging failing, unless it
 // already carries a sentinel.
 func errWorkspace(err error) error {
-	for _, s := range []error{codeexec.ErrInvalidRequest, codeexec.ErrWorkspace, codeexec.ErrStart, codeexec.ErrSandboxUnavailable} {
+	for _, s := range []error{codeexec.ErrInvalidRequest, codeexec.ErrWorkspace, codeexec.ErrStart, codeexec.ErrSandboxUnavailable, ErrConnectionLost} {
 		if errors.Is(err, s) {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/valid"
 	"sigs.k8s.io/agent-sandbox/clients/go/sandbox"
 )
 
@@ -151,7 +152,7 @@ func durationOption(name string, d time.Duration, field func(*config) *time.Dura
 // WithInterpreters replaces the interpreter table (default
 // codeexec.DefaultInterpreters; nil restores it). Commands are looked up in
 // the pod's PATH. The table is copied; an invalid one makes every Execute
-// fail with codeexec.ErrInvalidRequest.
+// fail with codeexec.ErrInvalidConfig.
 func WithInterpreters(t codeexec.Interpreters) Option {
 	t = cloneInterpreters(t)
 	return func(c *config) {
@@ -169,7 +170,7 @@ func WithInterpreters(t codeexec.Interpreters) Option {
 func WithEnv(env map[string]string) Option {
 	return func(c *config) {
 		for k, v := range env {
-			if err := codeexec.CheckEnv(k, v); err != nil {
+			if err := valid.Env(k, v); err != nil {
 				c.errs = append(c.errs, fmt.Errorf("WithEnv: %w", err))
 			}
 		}
@@ -197,7 +198,7 @@ func (c *config) interpreterFor(j *job) (codeexec.Interpreter, error) {
 		}
 		return *in, nil
 	}
-	return c.table().ForScript(j.script)
+	return c.table().ForScript(j.req.Script)
 }
 
 // cloneInterpreters deep-copies t.

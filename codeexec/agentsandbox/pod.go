@@ -183,7 +183,7 @@ func (p *pod) env(j *job, root string) []string {
 		"PYTHONIOENCODING":        "utf-8",
 		"SKILL_DIR":               skill,
 	}
-	for _, layer := range []map[string]string{p.cfg.env, j.env} {
+	for _, layer := range []map[string]string{p.cfg.env, j.req.Env} {
 		for k, v := range layer {
 			m[k] = v
 		}
@@ -246,17 +246,17 @@ func (p *pod) stage(ctx context.Context, j *job) (string, error) {
 
 // run runs the script under the trampoline within j's time limit.
 func (p *pod) run(ctx context.Context, j *job, env []string) (*codeexec.Result, error) {
-	stdout, stderr := truncate.NewCapper(j.maxChars), truncate.NewCapper(j.maxChars)
+	stdout, stderr := truncate.NewCapper(j.limits.MaxOutputChars), truncate.NewCapper(j.limits.MaxOutputChars)
 	command := append([]string{"/bin/sh", "-c", trampoline, "adkskills-run"}, j.interp.Command...)
-	command = append(command, j.script)
-	command = append(command, j.args...)
-	rctx, cancel := context.WithTimeout(ctx, j.timeout)
+	command = append(command, j.req.Script)
+	command = append(command, j.req.Args...)
+	rctx, cancel := context.WithTimeout(ctx, j.limits.Timeout)
 	defer cancel()
 	start := time.Now()
 	pr, err := p.start(rctx, proc{
 		argv:   argv(env, command...),
 		cwd:    j.skillName,
-		stdin:  func(w io.Writer) error { _, err := w.Write(j.stdin); return err },
+		stdin:  func(w io.Writer) error { _, err := w.Write(j.req.Stdin); return err },
 		stdout: stdout,
 		stderr: stderr,
 	})
