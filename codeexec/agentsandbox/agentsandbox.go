@@ -27,9 +27,9 @@
 // (or ConnectivityInClusterService with [WithServiceDNS]; [WithDialer] for
 // anything else, such as a port-forward from a laptop). The pod's image runs
 // sandboxd and holds the interpreters of the table ([codeexec.DefaultInterpreters]:
-// python3, bash, node) and the POSIX tools the executor drives with argv:
-// /bin/sh, env, GNU tar and GNU find (every Debian or Ubuntu based image has
-// them). deploy/agent-sandbox in this repository has a SandboxTemplate
+// python3, bash, node) and the tools the executor drives with argv:
+// /bin/sh, env, GNU tar, GNU find and setsid (every Debian or Ubuntu based
+// image has them). deploy/agent-sandbox in this repository has a SandboxTemplate
 // (gVisor, non-root, no service-account token, no egress), a
 // SandboxWarmPool and the RBAC the agent needs.
 //

@@ -225,7 +225,11 @@ func (p *pod) stage(ctx context.Context, j *job) (string, error) {
 		stderr:  errOut,
 		connect: true,
 	})
+	var lost *LostError
 	switch {
+	case errors.As(err, &lost):
+		// Whatever staging got to, the script did not start.
+		return "", &LostError{Err: lost.Err}
 	case err != nil:
 		return "", errWorkspace(err)
 	case pr.stdinErr != nil:
