@@ -5,6 +5,7 @@ package agentsandbox
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -208,4 +209,40 @@ func TestPrintsBeforeReadingStdin(t *testing.T) {
 	if res.TimedOut || res.Stdout.TotalChars != int64(printed+len(strconv.Itoa(len(stdin)))+1) || !strings.HasSuffix(res.Stdout.Text, strconv.Itoa(len(stdin))+"\n") {
 		t.Errorf("timed out %v, %d characters ending %q", res.TimedOut, res.Stdout.TotalChars, res.Stdout.Text[max(0, len(res.Stdout.Text)-20):])
 	}
+}
+
+// TestConnectionLostWhileStaging: a connection that breaks while the skill
+// is being uploaded is a LostError that says the script did not start.
+func TestConnectionLostWhileStaging(t *testing.T) {
+	const cut = 4 * stdinChunk // bytes the connection carries before it breaks
+	c := newCluster(t)
+	dial := func(ctx context.Context, addr string) (net.Conn, error) {
+		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return &breakingConn{Conn: conn, left: cut}, nil
+	}
+	req := script("scripts/a.sh", "echo never")
+	req.Files = []codeexec.File{{Path: "data/blob", Data: make([]byte, 4*cut)}}
+	_, err := c.executor(WithDialer(dial)).Execute(context.Background(), req)
+	var lost *LostError
+	if !errors.As(err, &lost) || lost.Started || !errors.Is(err, codeexec.ErrSandboxUnavailable) {
+		t.Errorf("err = %v, want a LostError that says the script did not start", err)
+	}
+	claimsBalanced(t, c, 1)
+}
+
+// breakingConn closes itself once it has written left bytes.
+type breakingConn struct {
+	net.Conn
+	left int
+}
+
+func (c *breakingConn) Write(b []byte) (int, error) {
+	if c.left -= len(b); c.left < 0 {
+		c.Conn.Close()
+		return 0, net.ErrClosed
+	}
+	return c.Conn.Write(b)
 }
