@@ -8,12 +8,13 @@
 // A [Service] behaves like ADK's artifact.InMemoryService: versions start at
 // 1, Load returns the latest or a given version, names with the "user:"
 // prefix are shared by every session of a user, missing artifacts are errors
-// that match fs.ErrNotExist, and a behaviour suite in this package runs
-// against both services to prove they agree. On top of that it is durable
-// and safe to share: each version is written to a temporary directory,
-// synced, and renamed into place, so a crash never leaves part of a version
-// visible, and several goroutines or processes saving the same artifact each
-// claim a distinct version without any lock file.
+// that match fs.ErrNotExist; both services pass the behaviour suite in
+// package artifacttest, which also compares them call by call. On top of
+// that it is durable and safe to share: each version is written to a
+// temporary directory, synced, and renamed into place, so a crash never
+// leaves part of a version visible, and several goroutines or processes
+// saving the same artifact each claim a distinct version without any lock
+// file.
 //
 // Plug it into a runner like any other artifact service:
 //
@@ -96,7 +97,7 @@ const (
 // seen), a session whose ID is "user" is an ordinary session (ADK's
 // in-memory List shows its artifacts in every session of the user), and the
 // non-payload fields of a part go through JSON (numbers in maps come back as
-// float64).
+// float64). The artifacttest suite leaves all three to each service.
 type Service struct {
 	dir string // absolute
 	// rename claims a version; a field so tests can make every claim lose.

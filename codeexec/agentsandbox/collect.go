@@ -1,0 +1,321 @@
+package agentsandbox
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/adkskills/adkskills/codeexec"
+)
+
+// maxOmittedListed bounds Result.Omitted, as the host executors do: past it,
+// one last entry with an empty Path counts the rest.
+const maxOmittedListed = 1000
+
+// listFormat makes GNU find print, for every entry under the skill root
+// without following links, its type letter, its size and its path,
+// NUL-terminated (any byte but NUL may be in a name).
+const listFormat = `%y %s %P\0`
+
+// tarCreate makes GNU tar archive the NUL-separated paths on stdin, each as
+// what it is: a link or a FIFO is stored as such, never opened.
+var tarCreate = []string{"tar", "-c", "-f", "-", "--no-recursion", "--null", "--verbatim-files-from", "-T", "-"}
+
+// listed is one entry of the skill root after the run.
+type listed struct {
+	path string
+	kind byte // find's %y letter
+	size int64
+}
+
+// candidate is a regular file the run created or changed.
+type candidate struct {
+	path string
+	size int64
+}
+
+// collect returns the regular files under the skill root that the run
+// created or changed, sorted by path and within j's limits, and the
+// entries it left out with the reason: the host executors' rules, applied
+// in the pod. It never follows a link: find reports a link as one, tar
+// stores it as one.
+func (p *pod) collect(ctx context.Context, j *job) ([]codeexec.File, []codeexec.OmittedFile) {
+	var om omissions
+	entries, err := p.list(ctx, j)
+	if err != nil {
+		om.add(codeexec.OmittedFile{Path: ".", Reason: fmt.Sprintf("skill root unreadable: %v", err)})
+		return nil, om.list()
+	}
+	var cands []candidate
+	var maybeSame []string // staged files of their staged size: compare the bytes
+	for _, e := range entries {
+		switch e.kind {
+		case 'd':
+			continue
+		case 'l':
+			om.add(codeexec.OmittedFile{Path: e.path, Reason: "symbolic link: not followed"})
+			continue
+		case 'f':
+		default:
+			om.add(codeexec.OmittedFile{Path: e.path, Reason: fmt.Sprintf("not a regular file (%v)", kindMode(e.kind))})
+			continue
+		}
+		if orig, staged := j.snap[e.path]; staged && orig.size == e.size {
+			maybeSame = append(maybeSame, e.path)
+			continue
+		}
+		cands = append(cands, candidate{path: e.path, size: e.size})
+	}
+	if len(maybeSame) > 0 {
+		changed, err := p.changed(ctx, j, maybeSame, &om)
+		if err != nil {
+			om.add(codeexec.OmittedFile{Path: ".", Reason: fmt.Sprintf("staged files unreadable: %v", err)})
+		}
+		cands = append(cands, changed...)
+	}
+	slices.SortFunc(cands, func(a, b candidate) int { return strings.Compare(a.path, b.path) })
+	selected := choose(cands, j.limits.Output, &om)
+	files := p.fetch(ctx, j, selected, &om)
+	return files, om.list()
+}
+
+// choose applies the output limits in path order, as the host executors do.
+func choose(cands []candidate, lim codeexec.FileLimits, om *omissions) []candidate {
+	var out []candidate
+	var total int64
+	for _, c := range cands {
+		switch {
+		case c.size > lim.MaxFileBytes:
+			om.add(codeexec.OmittedFile{Path: c.path, Size: c.size, Reason: fmt.Sprintf("larger than the %d-byte limit per file", lim.MaxFileBytes)})
+		case len(out) >= lim.MaxFiles:
+			om.add(codeexec.OmittedFile{Path: c.path, Size: c.size, Reason: fmt.Sprintf("over the limit of %d files per run", lim.MaxFiles)})
+		case total+c.size > lim.MaxTotalBytes:
+			om.add(codeexec.OmittedFile{Path: c.path, Size: c.size, Reason: fmt.Sprintf("over the %d-byte limit for all files of a run", lim.MaxTotalBytes)})
+		default:
+			total += c.size
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// list runs find in the skill root.
+func (p *pod) list(ctx context.Context, j *job) ([]listed, error) {
+	var entries []listed
+	var perr error
+	lw := &splitWriter{sep: 0, line: func(rec []byte) {
+		e, err := parseListed(rec)
+		if err != nil {
+			perr = err
+			return
+		}
+		entries = append(entries, e)
+	}}
+	pr, err := p.start(ctx, proc{
+		argv:   argv([]string{"PATH=" + DefaultPATH}, "find", ".", "-mindepth", "1", "-printf", listFormat),
+		cwd:    j.skillName,
+		stdout: lw,
+		stderr: io.Discard,
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case perr != nil:
+		return nil, perr
+	case pr.exit != 0 && len(entries) == 0:
+		return nil, fmt.Errorf("find exited %d", pr.exit)
+	}
+	return entries, nil
+}
+
+// parseListed parses "TYPE SIZE PATH".
+func parseListed(rec []byte) (listed, error) {
+	kind, rest, ok1 := bytes.Cut(rec, []byte{' '})
+	size, name, ok2 := bytes.Cut(rest, []byte{' '})
+	n, err := strconv.ParseInt(string(size), 10, 64)
+	if !ok1 || !ok2 || len(kind) != 1 || err != nil || len(name) == 0 {
+		return listed{}, fmt.Errorf("find printed %q", rec)
+	}
+	return listed{path: string(name), kind: kind[0], size: n}, nil
+}
+
+// kindMode maps find's %y letter to the file mode type Local reports.
+func kindMode(k byte) fs.FileMode {
+	switch k {
+	case 'p':
+		return fs.ModeNamedPipe
+	case 's':
+		return fs.ModeSocket
+	case 'b':
+		return fs.ModeDevice
+	case 'c':
+		return fs.ModeDevice | fs.ModeCharDevice
+	}
+	return fs.ModeIrregular
+}
+
+// changed returns those of paths (staged files that kept their size) whose
+// bytes differ from what was staged: their digest is not the staged one.
+func (p *pod) changed(ctx context.Context, j *job, paths []string, om *omissions) ([]candidate, error) {
+	var out []candidate
+	err := p.archive(ctx, j, paths, func(hdr *tar.Header, r io.Reader) {
+		name := hdr.Name
+		if hdr.Typeflag != tar.TypeReg {
+			om.add(codeexec.OmittedFile{Path: name, Reason: "replaced while being collected"})
+			return
+		}
+		orig, ok := j.snap[name]
+		if !ok {
+			return
+		}
+		h := sha256.New()
+		if _, err := io.Copy(h, r); err != nil || hdr.Size != orig.size || [sha256.Size]byte(h.Sum(nil)) != orig.sum {
+			out = append(out, candidate{path: name, size: hdr.Size})
+		}
+	})
+	return out, err
+}
+
+// fetch reads the selected files out of the pod.
+func (p *pod) fetch(ctx context.Context, j *job, sel []candidate, om *omissions) []codeexec.File {
+	if len(sel) == 0 {
+		return nil
+	}
+	want := make(map[string]bool, len(sel))
+	paths := make([]string, len(sel))
+	for i, c := range sel {
+		want[c.path], paths[i] = true, c.path
+	}
+	var files []codeexec.File
+	var total int64
+	err := p.archive(ctx, j, paths, func(hdr *tar.Header, r io.Reader) {
+		name := hdr.Name
+		if !want[name] {
+			return
+		}
+		delete(want, name)
+		room := min(j.limits.Output.MaxFileBytes, j.limits.Output.MaxTotalBytes-total)
+		switch {
+		case hdr.Typeflag != tar.TypeReg:
+			om.add(codeexec.OmittedFile{Path: name, Reason: "replaced while being collected"})
+			return
+		case hdr.Size > room:
+			om.add(codeexec.OmittedFile{Path: name, Size: hdr.Size, Reason: fmt.Sprintf("grew past %d bytes while being collected", room)})
+			return
+		}
+		data := make([]byte, hdr.Size)
+		if _, err := io.ReadFull(r, data); err != nil {
+			om.add(codeexec.OmittedFile{Path: name, Size: hdr.Size, Reason: fmt.Sprintf("unreadable: %v", err)})
+			return
+		}
+		total += hdr.Size
+		files = append(files, codeexec.File{Path: name, Data: data, Mode: fs.FileMode(hdr.Mode).Perm()})
+	})
+	reason := "unreadable: gone while being collected"
+	if err != nil {
+		reason = fmt.Sprintf("unreadable: %v", err)
+	}
+	for _, c := range sel {
+		if want[c.path] {
+			om.add(codeexec.OmittedFile{Path: c.path, Size: c.size, Reason: reason})
+		}
+	}
+	slices.SortFunc(files, func(a, b codeexec.File) int { return strings.Compare(a.Path, b.Path) })
+	return files
+}
+
+// archive runs tar in the skill root on paths and calls each for every
+// member, with its content. The archive is read as it streams; each's
+// reader is drained after it returns.
+func (p *pod) archive(ctx context.Context, j *job, paths []string, each func(*tar.Header, io.Reader)) error {
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		tr := tar.NewReader(pr)
+		var err error
+		for {
+			var hdr *tar.Header
+			if hdr, err = tr.Next(); err != nil {
+				break
+			}
+			hdr.Name = strings.TrimPrefix(hdr.Name, "./")
+			each(hdr, tr)
+		}
+		_, _ = io.Copy(io.Discard, pr) // keep the stream moving whatever happened
+		if err == io.EOF {
+			err = nil
+		}
+		done <- err
+	}()
+	_, err := p.start(ctx, proc{
+		argv: argv([]string{"PATH=" + DefaultPATH}, tarCreate...),
+		cwd:  j.skillName,
+		stdin: func(w io.Writer) error {
+			for _, path := range paths {
+				if _, err := io.WriteString(w, path+"\x00"); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		stdout: pw,
+		stderr: io.Discard,
+	})
+	pw.CloseWithError(err)
+	if rerr := <-done; err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// splitWriter calls line for every sep-terminated record written to it.
+type splitWriter struct {
+	sep  byte
+	buf  []byte
+	line func([]byte)
+}
+
+func (w *splitWriter) Write(b []byte) (int, error) {
+	n := len(b)
+	for {
+		i := bytes.IndexByte(b, w.sep)
+		if i < 0 {
+			w.buf = append(w.buf, b...)
+			return n, nil
+		}
+		w.line(append(w.buf, b[:i]...))
+		w.buf, b = w.buf[:0], b[i+1:]
+	}
+}
+
+// omissions accumulates omitted entries, listing at most maxOmittedListed.
+type omissions struct {
+	listed []codeexec.OmittedFile
+	more   int
+	size   int64
+}
+
+func (o *omissions) add(f codeexec.OmittedFile) {
+	if len(o.listed) < maxOmittedListed {
+		o.listed = append(o.listed, f)
+		return
+	}
+	o.more++
+	o.size += f.Size
+}
+
+// list returns the entries sorted by path, plus the count of the rest.
+func (o *omissions) list() []codeexec.OmittedFile {
+	slices.SortFunc(o.listed, func(a, b codeexec.OmittedFile) int { return strings.Compare(a.Path, b.Path) })
+	if o.more > 0 {
+		o.listed = append(o.listed, codeexec.OmittedFile{Size: o.size, Reason: fmt.Sprintf("%d more omitted files not listed", o.more)})
+	}
+	return o.listed
+}

@@ -1,0 +1,80 @@
+//go:build linux
+
+package agentsandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/adkskills/adkskills/codeexec"
+)
+
+// In a cluster the client comes from the agent's service account:
+//
+//	client, err := sandbox.NewClient(ctx, sandbox.Options{
+//		Runtime:      sandbox.RuntimeSandboxd,
+//		Connectivity: sandbox.ConnectivityInClusterPodIP,
+//	})
+//
+// Here it is the fake cluster the tests use: agent-sandbox's fake
+// clientsets and a local sandboxd per claim.
+func ExampleNew() {
+	tb := &exampleTB{}
+	defer tb.close()
+	c := newCluster(tb)
+
+	exec := New(c.client, "skills-pool",
+		WithNamespace("agents"),
+		WithGRPCPort(c.grpcPort), // the template's --grpc-port; 9090 by default
+		WithKubernetes(c.helper), // optional: a missing pool fails at once
+	)
+	res, err := exec.Execute(context.Background(), &codeexec.Request{
+		Files: []codeexec.File{{Path: "scripts/hello.py", Data: []byte(
+			"import sys\nprint('hello,', sys.argv[1])\nopen('greeting.txt', 'w').write('hi')\n")}},
+		Script: "scripts/hello.py",
+		Args:   []string{"pod"},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(res.Stdout.Text)
+	for _, f := range res.Files {
+		fmt.Printf("%s: %q\n", f.Path, f.Data)
+	}
+	created, deleted := c.counts()
+	fmt.Println("claims created:", created, "deleted:", deleted)
+	// Output:
+	// hello, pod
+	// greeting.txt: "hi"
+	// claims created: 1 deleted: 1
+}
+
+// exampleTB gives the fake cluster what it needs outside a test.
+type exampleTB struct {
+	cleanups []func()
+}
+
+func (*exampleTB) Helper() {}
+
+func (tb *exampleTB) TempDir() string {
+	dir, err := os.MkdirTemp("", "agentsandbox-example-")
+	if err != nil {
+		panic(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func (tb *exampleTB) Cleanup(f func()) { tb.cleanups = append(tb.cleanups, f) }
+
+func (*exampleTB) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
+
+func (*exampleTB) Errorf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+
+func (tb *exampleTB) close() {
+	for i := len(tb.cleanups) - 1; i >= 0; i-- {
+		tb.cleanups[i]()
+	}
+}
