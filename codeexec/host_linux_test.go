@@ -451,14 +451,6 @@ func TestLocalSetsidEscapee(t *testing.T) {
 	}
 }
 
-func paths(fs []File) []string {
-	out := []string{}
-	for _, f := range fs {
-		out = append(out, f.Path)
-	}
-	return out
-}
-
 // newLocal adapts NewLocal to the conformance suite.
 func newLocal(opts ...Option) Executor {
 	lo := make([]LocalOption, len(opts))

@@ -59,6 +59,11 @@ func (l *Local) Execute(ctx context.Context, req *Request) (*Result, error) {
 // localLauncher starts the interpreter directly on the host.
 type localLauncher struct{}
 
+// stageMode: clones of the snapshot where the file system makes them, else
+// hard links (Local runs trusted code as the agent's own user: see
+// cache.go for the tamper check).
+func (localLauncher) stageMode() stageMode { return stageCloneOrLink }
+
 func (localLauncher) prepare(*workspace) error { return nil }
 
 func (localLauncher) command(ctx context.Context, p *plan) (*exec.Cmd, error) {

@@ -2,7 +2,10 @@
 
 package codeexec
 
-import "os"
+import (
+	"io/fs"
+	"os"
+)
 
 // noFollow is 0 here: Windows opens no symbolic links by these names.
 const noFollow = 0
@@ -21,3 +24,9 @@ func ownDir(string) bool { return false }
 
 // killLeftovers does nothing here.
 func killLeftovers(string) {}
+
+// processAlive is true here: a builder's leftovers age out instead.
+func processAlive(int) bool { return true }
+
+// rootReadOnly is false here: there is no read-only cache off unix.
+func rootReadOnly(fs.FileInfo) bool { return false }

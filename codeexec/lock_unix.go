@@ -4,6 +4,7 @@ package codeexec
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -78,4 +79,15 @@ func killLeftovers(root string) {
 		}
 		_ = errors.Is(err, unix.ESRCH) // gone already: nothing to do
 	}
+}
+
+// processAlive reports whether a process pid exists.
+func processAlive(pid int) bool {
+	return pid > 0 && !errors.Is(unix.Kill(pid, 0), unix.ESRCH)
+}
+
+// rootReadOnly reports whether info is root's and without write bits.
+func rootReadOnly(info fs.FileInfo) bool {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && st.Uid == 0 && info.Mode().Perm()&0o222 == 0
 }

@@ -122,6 +122,9 @@ import (
 // decides only how the child is started. See the comment at the top of this
 // file for the contract.
 type launcher interface {
+	// stageMode says how the run takes the skill folder's files (see
+	// cache.go).
+	stageMode() stageMode
 	// prepare adapts the staged workspace to the launcher (ownership,
 	// profiles). It runs once per Execute, after staging.
 	prepare(ws *workspace) error
@@ -185,10 +188,12 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 		return nil, err
 	}
 	defer ws.remove()
-	snap, err := ws.stage(req, lim.MaxSkillBytes)
+	mode := l.stageMode()
+	snap, err := ws.stage(req, lim.MaxSkillBytes, mode, func() *cache { return cfg.cache(mode) })
 	if err != nil {
 		return nil, err
 	}
+	ws.shared = snap.sharedPaths()
 	if err := l.prepare(ws); err != nil {
 		if !isSentinel(err) {
 			err = fmt.Errorf("%w: prepare: %w", ErrWorkspace, err)

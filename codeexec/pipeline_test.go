@@ -16,6 +16,7 @@ type fakeLauncher struct {
 	commandErr error
 }
 
+func (f fakeLauncher) stageMode() stageMode     { return stageCopy }
 func (f fakeLauncher) prepare(*workspace) error { return f.prepareErr }
 
 func (f fakeLauncher) command(ctx context.Context, p *plan) (*exec.Cmd, error) {

@@ -14,6 +14,10 @@ import (
 	"time"
 )
 
+// fileID identifies a file on the host: its device and inode (zero where
+// the platform does not tell them).
+type fileID struct{ dev, ino uint64 }
+
 // record is what staging wrote at one path: enough to tell, after the run,
 // whether the file there is still the one staged without reading it.
 type record struct {
@@ -22,6 +26,10 @@ type record struct {
 	ctime time.Time // the inode change time after staging, where known
 	id    fileID    // device and inode, where the platform has them
 	sum   [sha256.Size]byte
+	// shared marks a hard link into a snapshot (see cache.go): other runs
+	// link the same inode, which moves its change time, so only its
+	// identity, size and modification time tell it is unchanged.
+	shared bool
 }
 
 // snapshot is the skill root as staged: one record per staged file.
@@ -51,7 +59,7 @@ func (s snapshot) unchanged(p string, id fileID, info fs.FileInfo, read func() (
 	if !ok || rec.size != info.Size() {
 		return false, nil
 	}
-	if rec.id == id && rec.mtime.Equal(info.ModTime()) && rec.ctime.Equal(changeTime(info)) {
+	if rec.id == id && rec.mtime.Equal(info.ModTime()) && (rec.shared || rec.ctime.Equal(changeTime(info))) {
 		return true, nil
 	}
 	data, err := read()
@@ -63,42 +71,41 @@ func (s snapshot) unchanged(p string, id fileID, info fs.FileInfo, read func() (
 
 // stager writes a request's files into the skill root through an os.Root.
 type stager struct {
-	root   *os.Root
-	limit  int64     // the staging limit in bytes
-	budget int64     // bytes left to stage
-	mtime  time.Time // the latest modification time a staged file gets
-	script string
-	snap   snapshot
-	hash   hash.Hash
+	root     *os.Root
+	rootPath string    // the skill root's host path
+	limit    int64     // the staging limit in bytes
+	budget   int64     // bytes left to stage
+	mtime    time.Time // the latest modification time a staged file gets
+	script   string
+	snap     snapshot
+	hash     hash.Hash
 }
 
 // stage writes req's skill folder and then its extra files into the skill
-// root, byte for byte, with their modes, and returns what it wrote. It
-// checks what Request.Validate cannot: every path of the skill folder, the
-// staging limit, that no extra file replaces a skill file, and that the
-// script is among the staged files.
-func (ws *workspace) stage(req *Request, maxBytes int64) (snapshot, error) {
+// root, byte for byte, with their modes, and returns what it wrote. The
+// skill folder comes from a snapshot of the cache (see cache.go) as mode
+// says, or is streamed file by file when mode is stageCopy, there is no
+// cache (c returns nil) or the folder has no fingerprint. It checks what Request.Validate cannot: every
+// path of the skill folder, the staging limit, that no extra file replaces a
+// skill file, and that the script is among the staged files.
+func (ws *workspace) stage(req *Request, maxBytes int64, mode stageMode, c func() *cache) (snapshot, error) {
 	root, err := os.OpenRoot(ws.skill)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)
 	}
 	defer root.Close()
 	st := &stager{
-		root:   root,
-		limit:  maxBytes,
-		budget: maxBytes,
-		mtime:  time.Now().Add(-stagedMtimeMargin).Truncate(time.Second),
-		script: req.Script,
-		snap:   snapshot{},
-		hash:   sha256.New(),
+		root:     root,
+		rootPath: ws.skill,
+		limit:    maxBytes,
+		budget:   maxBytes,
+		mtime:    time.Now().Add(-stagedMtimeMargin).Truncate(time.Second),
+		script:   req.Script,
+		snap:     snapshot{},
+		hash:     sha256.New(),
 	}
 	if req.Skill != nil {
-		if err := fs.WalkDir(req.Skill, ".", func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
-			}
-			return st.skillEntry(req.Skill, p, d)
-		}); err != nil {
+		if err := st.skill(req.Skill, mode, c); err != nil {
 			return nil, err
 		}
 	}
@@ -111,6 +118,33 @@ func (ws *workspace) stage(req *Request, maxBytes int64) (snapshot, error) {
 		return nil, fmt.Errorf("%w: script %q is not among the request's files", ErrInvalidRequest, req.Script)
 	}
 	return st.snap, nil
+}
+
+// skill stages the skill folder fsys: from its snapshot in the cache
+// cacheOf returns (nil: none), or file by file.
+func (st *stager) skill(fsys fs.FS, mode stageMode, cacheOf func() *cache) error {
+	if mode != stageCopy && cacheOf != nil {
+		fp, ok := fingerprint(fsys, st.limit)
+		var c *cache
+		if ok {
+			c = cacheOf()
+		}
+		if c != nil {
+			if key, m, err := c.snapshotFor(fsys, fp, st.limit, st.mtime); err == nil {
+				st.budget -= m.bytes()
+				return st.stageSnapshot(c, key, m, mode)
+			} else if errors.Is(err, ErrInvalidRequest) {
+				return err
+			}
+			// The cache could not serve this folder: copy it.
+		}
+	}
+	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
+		}
+		return st.skillEntry(fsys, p, d)
+	})
 }
 
 // skillEntry stages one entry of the skill folder: a directory is made, a

@@ -8,12 +8,9 @@ import (
 	"time"
 )
 
-// fileID identifies a file on the host. Windows file infos carry no stable
-// identity here, so it is always the zero value and unchanged files are
-// told apart by size, time and content alone.
-type fileID struct{}
-
-// idOf returns the zero identity.
+// idOf returns the zero identity: file infos here carry no stable
+// identity, so unchanged files are told apart by size, time and content
+// alone.
 func idOf(fs.FileInfo) fileID { return fileID{} }
 
 // changeTime is unknown here: zero.

@@ -36,6 +36,9 @@ type workspace struct {
 	skill string   // root/w/<name>: the staged skill folder; the child's cwd
 	home  string   // root/w/.home: the child's HOME
 	tmp   string   // root/w/.tmp: the child's TMPDIR
+	// shared are the staged files (paths relative to skill) that are hard
+	// links into a snapshot of the cache: not the run's to change.
+	shared map[string]bool
 }
 
 // Names of the child's HOME and TMPDIR inside workspace.dir.

@@ -30,6 +30,7 @@ type config struct {
 	env          map[string]string // added to the allowlist
 	passEnv      []string          // host variables passed through when set
 	waitDelay    time.Duration     // 0: DefaultWaitDelay
+	cacheBytes   int64             // 0: DefaultCacheBytes; <0: no snapshot cache
 	errs         []error           // invalid option values, reported by Err and Execute
 }
 
@@ -113,6 +114,32 @@ func WithWaitDelay(d time.Duration) Option {
 		}
 		c.waitDelay = d
 	}
+}
+
+// WithSnapshotCache bounds the snapshot cache (see the package
+// documentation of staging at scale in cache.go: prepared copies of skill
+// folders kept beside the workspaces, so that a run's cost does not grow
+// with its skill's size), in bytes; default [DefaultCacheBytes]. Negative
+// turns the cache off: every run then copies its skill folder.
+func WithSnapshotCache(bytes int64) Option {
+	return func(c *config) { c.cacheBytes = bytes }
+}
+
+// cache returns the snapshot cache a run staged with mode uses, or nil for
+// none (turned off, or the cache directory cannot be used: the run copies).
+func (c *config) cache(mode stageMode) *cache {
+	if mode == stageCopy || c.cacheBytes < 0 {
+		return nil
+	}
+	limit := c.cacheBytes
+	if limit == 0 {
+		limit = DefaultCacheBytes
+	}
+	sc, err := cacheFor(c.workspaceParent(), mode == stageLink, limit)
+	if err != nil {
+		return nil
+	}
+	return sc
 }
 
 // err reports the first invalid option value, wrapping ErrInvalidConfig.

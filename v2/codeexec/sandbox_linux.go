@@ -211,14 +211,29 @@ type sandboxLauncher struct {
 	args *os.File
 }
 
+// stageMode: when the agent is root, hard links to a root-owned, read-only
+// snapshot, which the sandbox user can read but not change; otherwise the
+// script runs as the snapshot's owner, so it gets clones or copies of its
+// own.
+func (l *sandboxLauncher) stageMode() stageMode {
+	if l.h.root {
+		return stageLink
+	}
+	return stageCloneOrCopy
+}
+
 // prepare hands the child's part of the workspace (ws.dir) to the sandbox
-// user when the agent is root; ws.root stays root's, 0700, and root still
-// removes it all afterwards.
+// user when the agent is root, but for the files linked from a snapshot,
+// which stay root's; ws.root stays root's, 0700, and root still removes it
+// all afterwards.
 func (l *sandboxLauncher) prepare(ws *workspace) error {
 	if !l.h.root {
 		return nil
 	}
-	return chownTree(ws.dir, l.s.uid, l.s.gid)
+	return chownTree(ws.dir, l.s.uid, l.s.gid, func(p string) bool {
+		rel, err := filepath.Rel(ws.skill, p)
+		return err == nil && ws.shared[filepath.ToSlash(rel)]
+	})
 }
 
 func (l *sandboxLauncher) command(ctx context.Context, p *plan) (*exec.Cmd, error) {
@@ -426,12 +441,15 @@ func launched(status []byte) bool {
 	}
 }
 
-// chownTree gives dir and everything in it to uid:gid, without following
-// symbolic links.
-func chownTree(dir string, uid, gid int) error {
+// chownTree gives dir and everything in it but what skip names to
+// uid:gid, without following symbolic links.
+func chownTree(dir string, uid, gid int, skip func(path string) bool) error {
 	return filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if skip != nil && skip(p) {
+			return nil
 		}
 		return os.Lchown(p, uid, gid)
 	})

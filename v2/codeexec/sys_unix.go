@@ -13,9 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fileID identifies a file on the host: its device and inode.
-type fileID struct{ dev, ino uint64 }
-
 // changeTime is the inode change time (ctime) info records, or zero. It
 // moves on every write, chmod or link and, unlike the modification time,
 // cannot be set back by the file's owner.

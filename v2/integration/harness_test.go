@@ -64,6 +64,7 @@ func jsonOf(t testing.TB, v any) string {
 }
 
 type harnessConfig struct {
+	skills      string // the skills folder; "": testdata/skills
 	opts        []skilltoolset.Option
 	noArtifacts bool
 	noExecutor  bool
@@ -88,7 +89,11 @@ func newHarness(t testing.TB, cfg harnessConfig) *harness {
 	if !cfg.noExecutor {
 		opts = append([]skilltoolset.Option{skilltoolset.WithCodeExecutor(codeexec.NewLocal())}, opts...)
 	}
-	ts, err := skilltoolset.New(ctx, skilltoolset.NewFSSource(os.DirFS(skillsDir(t))), opts...)
+	dir := cfg.skills
+	if dir == "" {
+		dir = skillsDir(t)
+	}
+	ts, err := skilltoolset.New(ctx, skilltoolset.NewFSSource(os.DirFS(dir)), opts...)
 	require.NoError(t, err)
 	var set tool.Toolset = ts
 	if cfg.wrap != nil {

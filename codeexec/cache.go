@@ -1,0 +1,684 @@
+package codeexec
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The snapshot cache: a run's cost and memory do not grow with the size of
+// the skill it stages.
+//
+// Staging a skill folder byte by byte into every run's workspace costs time
+// in proportion to the folder. Instead, the first run of a folder copies it
+// once into a snapshot, kept in a cache directory beside the workspaces
+// (same file system); later runs of the same files take the snapshot's
+// files into their workspace without copying bytes, in one of three ways:
+//
+//   - hard links to a read-only snapshot owned by root, which the sandbox
+//     user can read but never change (Sandbox, when the agent is root);
+//   - a copy-on-write clone where the file system makes one (FICLONE,
+//     clonefile), else a hard link, the snapshot verified before each use
+//     (Local: trusted code, which could write through a link; a snapshot
+//     whose files no longer match its manifest is dropped and rebuilt);
+//   - a clone, else a copy in the kernel (copy_file_range) from the snapshot
+//     (Sandbox, when the agent is not root: the script runs as the
+//     snapshot's owner and could change a shared file).
+//
+// A snapshot is found again by the skill folder's fingerprint: every
+// entry's path, type, mode, size, modification time and identity, as the
+// file system reports them, without reading a byte. A file changed without
+// its size, time or inode changing is not noticed (as make and rsync do
+// not notice it). A folder whose file system reports no modification times
+// (an embed.FS, a skill.Source that is not a file system) is copied for
+// every run.
+//
+// Snapshots are keyed by their content (see manifest.key), kept
+// within a byte limit (the least recently used go first), built in a
+// temporary directory renamed into place (a run never sees half of one; two
+// processes building the same snapshot both succeed, one wins), and read
+// without following a link. Leftovers of builders that died are removed when
+// a process first uses the cache.
+
+// stageMode is how a run takes the skill folder's files.
+type stageMode int
+
+const (
+	// stageCopy streams every file from the skill folder (no cache).
+	stageCopy stageMode = iota
+	// stageLink hard-links from a read-only, root-owned snapshot.
+	stageLink
+	// stageCloneOrLink clones from a snapshot, else hard-links.
+	stageCloneOrLink
+	// stageCloneOrCopy clones from a snapshot, else copies.
+	stageCloneOrCopy
+)
+
+// DefaultCacheBytes bounds the snapshots one cache directory keeps.
+const DefaultCacheBytes = 4 * DefaultMaxSkillBytes
+
+// cachePrefix starts the name of every cache directory.
+const cachePrefix = "adkskills-cache-"
+
+// Names inside a cache directory.
+const (
+	cacheIndexDir = "index" // fingerprint digest -> snapshot key
+	cacheTmpInfix = ".tmp-" // a snapshot being built: .tmp-<pid>-<random>
+	cacheTrash    = ".trash-"
+	snapTree      = "tree"          // a snapshot's files
+	snapManifest  = "manifest.json" // what they are
+	snapUsed      = "used"          // its modification time is the last use
+)
+
+// cacheLeftoverAge is how old a temporary snapshot of a live process must
+// be before the sweep removes it anyway.
+const cacheLeftoverAge = time.Hour
+
+// manifest describes one snapshot.
+type manifest struct {
+	// Dirs are the snapshot's folders, each after its parent.
+	Dirs []string `json:"dirs"`
+	// Files are its regular files, in walk order.
+	Files []manifestFile `json:"files"`
+}
+
+// manifestFile is one file of a snapshot, as stored in the cache.
+type manifestFile struct {
+	Path  string      `json:"path"`
+	Mode  fs.FileMode `json:"mode"` // permission bits
+	Size  int64       `json:"size"`
+	MTime int64       `json:"mtime"` // nanoseconds
+	Dev   uint64      `json:"dev"`
+	Ino   uint64      `json:"ino"`
+	Sum   string      `json:"sha256"`
+}
+
+// key is the snapshot's content key: the digest of its folders and of its
+// files' paths, modes, sizes and digests (not of where the cache keeps
+// them, so that every builder of the same content finds the same key).
+func (m *manifest) key() string {
+	h := sha256.New()
+	for _, d := range m.Dirs {
+		fmt.Fprintf(h, "d %q\n", d)
+	}
+	for _, f := range m.Files {
+		fmt.Fprintf(h, "f %q %o %d %s\n", f.Path, f.Mode, f.Size, f.Sum)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// bytes is the snapshot's total size.
+func (m *manifest) bytes() int64 {
+	var n int64
+	for _, f := range m.Files {
+		n += f.Size
+	}
+	return n
+}
+
+// cache is one cache directory, shared by every executor of the process
+// that uses it.
+type cache struct {
+	dir      string
+	readOnly bool // files root-owned without write bits (stageLink)
+	limit    int64
+	noClone  atomic.Bool // the file system cannot clone: do not try again
+
+	mu       sync.Mutex
+	keys     map[string]string      // fingerprint -> snapshot key
+	builders map[string]*sync.Mutex // fingerprint -> its one builder
+}
+
+// caches are the cache directories in use, by path.
+var caches sync.Map
+
+// cacheFor returns the cache for workspaces under parent, creating its
+// directory (0700, this user's) on first use and sweeping it. readOnly
+// selects the root-owned read-only cache.
+func cacheFor(parent string, readOnly bool, limit int64) (*cache, error) {
+	name := cachePrefix + strconv.Itoa(os.Geteuid())
+	if readOnly {
+		name += "-ro"
+	}
+	dir := filepath.Join(parent, name)
+	if c, ok := caches.Load(dir); ok {
+		return c.(*cache), nil
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	if !ownDir(dir) {
+		return nil, fmt.Errorf("cache directory %s is not a directory of this user", dir)
+	}
+	if fi, err := os.Lstat(dir); err != nil || fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("cache directory %s is open to other users", dir)
+	}
+	if err := os.Mkdir(filepath.Join(dir, cacheIndexDir), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, err
+	}
+	c := &cache{dir: dir, readOnly: readOnly, limit: limit, keys: map[string]string{}, builders: map[string]*sync.Mutex{}}
+	actual, loaded := caches.LoadOrStore(dir, c)
+	if !loaded {
+		c.sweep()
+	}
+	return actual.(*cache), nil
+}
+
+// sweep removes the temporary snapshots of builders that are gone (or
+// older than cacheLeftoverAge), the trash of evictions, and evicts past the
+// limit.
+func (c *cache) sweep() {
+	entries, err := os.ReadDir(c.dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, cacheTrash):
+			removeTree(filepath.Join(c.dir, name))
+		case strings.HasPrefix(name, cacheTmpInfix):
+			pid, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(name, cacheTmpInfix), "-", 2)[0])
+			info, err := e.Info()
+			if err == nil && (!processAlive(pid) || time.Since(info.ModTime()) > cacheLeftoverAge) {
+				removeTree(filepath.Join(c.dir, name))
+			}
+		}
+	}
+	c.evict("")
+}
+
+// builder returns the lock that lets one run of this process build the
+// snapshot of fp while the others wait for it.
+func (c *cache) builder(fp string) *sync.Mutex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.builders[fp]
+	if m == nil {
+		m = &sync.Mutex{}
+		c.builders[fp] = m
+	}
+	return m
+}
+
+// snapshotFor returns the verified snapshot of the skill folder whose
+// fingerprint is fp, building it from fsys when there is none (or the one
+// there no longer matches its manifest). It returns the snapshot's key and
+// manifest.
+func (c *cache) snapshotFor(fsys fs.FS, fp string, maxBytes int64, mtime time.Time) (string, *manifest, error) {
+	if key, m, ok := c.lookup(fp); ok {
+		return key, m, nil
+	}
+	b := c.builder(fp)
+	b.Lock()
+	defer b.Unlock()
+	if key, m, ok := c.lookup(fp); ok { // built while this run waited
+		return key, m, nil
+	}
+	key, m, err := c.build(fsys, maxBytes, mtime)
+	if err != nil {
+		return "", nil, err
+	}
+	c.remember(fp, key)
+	c.evict(key)
+	return key, m, nil
+}
+
+// lookup finds the snapshot of fp, in this process's memory or in the
+// cache's index, and verifies it.
+func (c *cache) lookup(fp string) (string, *manifest, bool) {
+	c.mu.Lock()
+	key, ok := c.keys[fp]
+	c.mu.Unlock()
+	if !ok {
+		b, err := os.ReadFile(filepath.Join(c.dir, cacheIndexDir, fpName(fp)))
+		if err != nil {
+			return "", nil, false
+		}
+		key = strings.TrimSpace(string(b))
+	}
+	if !validKey(key) {
+		return "", nil, false
+	}
+	m, err := c.verify(key)
+	if err != nil {
+		c.drop(key)
+		return "", nil, false
+	}
+	c.mu.Lock()
+	c.keys[fp] = key
+	c.mu.Unlock()
+	now := time.Now()
+	_ = os.Chtimes(filepath.Join(c.dir, key, snapUsed), now, now)
+	return key, m, true
+}
+
+// remember records fp -> key in memory and in the index, for the next
+// process.
+func (c *cache) remember(fp, key string) {
+	c.mu.Lock()
+	c.keys[fp] = key
+	c.mu.Unlock()
+	tmp := filepath.Join(c.dir, cacheIndexDir, cacheTmpInfix+randomName())
+	if os.WriteFile(tmp, []byte(key+"\n"), 0o600) == nil {
+		if os.Rename(tmp, filepath.Join(c.dir, cacheIndexDir, fpName(fp))) != nil {
+			_ = os.Remove(tmp)
+		}
+	}
+}
+
+// verify reads the manifest of snapshot key and checks, without following a
+// link, that every folder and file of it is still what the manifest says:
+// a folder, a regular file of the same inode, size, time and mode (and in
+// the read-only cache, root's and without write bits).
+func (c *cache) verify(key string) (*manifest, error) {
+	entry := filepath.Join(c.dir, key)
+	b, err := os.ReadFile(filepath.Join(entry, snapManifest))
+	if err != nil {
+		return nil, err
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(filepath.Join(entry, snapTree))
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	for _, d := range m.Dirs {
+		fi, err := root.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("snapshot %s: folder %q changed", key, d)
+		}
+	}
+	for _, f := range m.Files {
+		fi, err := root.Lstat(f.Path)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != f.Size || fi.ModTime().UnixNano() != f.MTime ||
+			fi.Mode().Perm() != f.Mode || idOf(fi) != (fileID{dev: f.Dev, ino: f.Ino}) || (c.readOnly && !rootReadOnly(fi)) {
+			return nil, fmt.Errorf("snapshot %s: file %q changed", key, f.Path)
+		}
+	}
+	return &m, nil
+}
+
+// build copies the skill folder into a new snapshot and moves it into place
+// under its content key. When another builder put the
+// same snapshot there first, that one is used.
+func (c *cache) build(fsys fs.FS, maxBytes int64, mtime time.Time) (string, *manifest, error) {
+	tmp := filepath.Join(c.dir, cacheTmpInfix+strconv.Itoa(os.Getpid())+"-"+randomName())
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return "", nil, err
+	}
+	defer removeTree(tmp)
+	tree := filepath.Join(tmp, snapTree)
+	if err := os.Mkdir(tree, 0o700); err != nil {
+		return "", nil, err
+	}
+	root, err := os.OpenRoot(tree)
+	if err != nil {
+		return "", nil, err
+	}
+	defer root.Close()
+	b := &snapshotBuilder{c: c, root: root, budget: maxBytes, limit: maxBytes, mtime: mtime, hash: sha256.New()}
+	if err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
+		}
+		return b.entry(fsys, p, d)
+	}); err != nil {
+		return "", nil, err
+	}
+	body, err := json.Marshal(&b.m)
+	if err != nil {
+		return "", nil, err
+	}
+	key := b.m.key()
+	if err := os.WriteFile(filepath.Join(tmp, snapManifest), body, 0o600); err != nil {
+		return "", nil, err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, snapUsed), nil, 0o600); err != nil {
+		return "", nil, err
+	}
+	if err := os.Rename(tmp, filepath.Join(c.dir, key)); err != nil {
+		// Another builder won: use its snapshot if it verifies.
+		if m, verr := c.verify(key); verr == nil {
+			return key, m, nil
+		}
+		return "", nil, err
+	}
+	return key, &b.m, nil
+}
+
+// snapshotBuilder copies a skill folder into a snapshot's tree.
+type snapshotBuilder struct {
+	c             *cache
+	root          *os.Root
+	budget, limit int64
+	mtime         time.Time // the latest modification time a file gets
+	hash          hash.Hash
+	m             manifest
+}
+
+// entry copies one entry of the skill folder: a folder, a regular file
+// (with its mode, write bits dropped in the read-only cache, and its time),
+// nothing else.
+func (b *snapshotBuilder) entry(fsys fs.FS, p string, d fs.DirEntry) error {
+	if p == "." {
+		return nil
+	}
+	if err := checkPath(p); err != nil {
+		return fmt.Errorf("%w: skill folder: %w", ErrInvalidRequest, err)
+	}
+	switch t := d.Type(); {
+	case t.IsDir():
+		b.m.Dirs = append(b.m.Dirs, p)
+		return b.root.Mkdir(p, 0o700)
+	case !t.IsRegular():
+		return nil
+	}
+	info, err := d.Info()
+	if err != nil {
+		return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
+	}
+	src, err := fsys.Open(p)
+	if err != nil {
+		return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
+	}
+	defer src.Close()
+	mode := info.Mode().Perm()
+	if mode == 0 {
+		mode = 0o644
+	}
+	if b.c.readOnly {
+		mode &^= 0o222
+		mode |= 0o444
+	}
+	f, err := b.root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	b.hash.Reset()
+	n, err := io.Copy(io.MultiWriter(f, b.hash), io.LimitReader(src, b.budget+1))
+	if err == nil && n > b.budget {
+		err = fmt.Errorf("%w: the files to stage are over the %d-byte limit", ErrInvalidRequest, b.limit)
+	}
+	b.budget -= n
+	mtime := info.ModTime()
+	if mtime.IsZero() || mtime.After(b.mtime) {
+		mtime = b.mtime
+	}
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = b.root.Chtimes(p, mtime, mtime)
+	}
+	var fi fs.FileInfo
+	if err == nil {
+		fi, err = b.root.Lstat(p)
+	}
+	if err != nil {
+		return err
+	}
+	id := idOf(fi)
+	b.m.Files = append(b.m.Files, manifestFile{
+		Path: p, Mode: fi.Mode().Perm(), Size: fi.Size(), MTime: fi.ModTime().UnixNano(),
+		Dev: id.dev, Ino: id.ino, Sum: hex.EncodeToString(b.hash.Sum(nil)),
+	})
+	return nil
+}
+
+// drop moves a snapshot out of the way (to the trash, then removed).
+func (c *cache) drop(key string) {
+	trash := filepath.Join(c.dir, cacheTrash+randomName())
+	if os.Rename(filepath.Join(c.dir, key), trash) == nil {
+		removeTree(trash)
+	}
+	c.mu.Lock()
+	for fp, k := range c.keys {
+		if k == key {
+			delete(c.keys, fp)
+		}
+	}
+	c.mu.Unlock()
+}
+
+// evict drops the least recently used snapshots, never keep, until the
+// cache is within its limit. Dropping one that a run is taking files from
+// is harmless: a run's hard links keep their files, and a run that had not
+// taken them yet falls back to copying.
+func (c *cache) evict(keep string) {
+	entries, err := os.ReadDir(c.dir)
+	if err != nil {
+		return
+	}
+	type snap struct {
+		key   string
+		bytes int64
+		used  time.Time
+	}
+	var snaps []snap
+	var total int64
+	for _, e := range entries {
+		if !e.IsDir() || !validKey(e.Name()) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(c.dir, e.Name(), snapManifest))
+		var m manifest
+		if err != nil || json.Unmarshal(b, &m) != nil {
+			continue
+		}
+		s := snap{key: e.Name(), bytes: m.bytes()}
+		if fi, err := os.Stat(filepath.Join(c.dir, e.Name(), snapUsed)); err == nil {
+			s.used = fi.ModTime()
+		}
+		snaps = append(snaps, s)
+		total += s.bytes
+	}
+	slices.SortFunc(snaps, func(a, b snap) int { return a.used.Compare(b.used) })
+	for _, s := range snaps {
+		if total <= c.limit {
+			return
+		}
+		if s.key == keep {
+			continue
+		}
+		c.drop(s.key)
+		total -= s.bytes
+	}
+}
+
+// fingerprint describes the skill folder fsys as its file system reports
+// it, without reading a file: every entry's path, type, mode, size,
+// modification time and identity. ok is false when the file system reports
+// no modification time for a file (the folder is then copied every time),
+// or when the folder is over maxBytes (staging then reports it).
+func fingerprint(fsys fs.FS, maxBytes int64) (string, bool) {
+	h := sha256.New()
+	var total int64
+	ok := true
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		t := d.Type()
+		if !t.IsDir() && !t.IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if t.IsRegular() {
+			if info.ModTime().IsZero() {
+				ok = false
+				return fs.SkipAll
+			}
+			if total += info.Size(); total > maxBytes {
+				ok = false
+				return fs.SkipAll
+			}
+		}
+		id := idOf(info)
+		fmt.Fprintf(h, "%q %v %o %d %d %d %d\n", p, t, info.Mode().Perm(), info.Size(), info.ModTime().UnixNano(), id.dev, id.ino)
+		return nil
+	})
+	if err != nil || !ok {
+		return "", false
+	}
+	return hex.EncodeToString(h.Sum(nil)), true
+}
+
+// fpName is the index file of fingerprint fp.
+func fpName(fp string) string { return "fp-" + fp }
+
+// validKey reports whether key can name a snapshot (a hex digest).
+func validKey(key string) bool {
+	if len(key) != 2*sha256.Size {
+		return false
+	}
+	_, err := hex.DecodeString(key)
+	return err == nil
+}
+
+// randomName is a fresh random file-name part.
+func randomName() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// stageSnapshot takes the files of snapshot key (manifest m) into the skill
+// root as mode says, and records them.
+func (st *stager) stageSnapshot(c *cache, key string, m *manifest, mode stageMode) error {
+	tree := filepath.Join(c.dir, key, snapTree)
+	for _, d := range m.Dirs {
+		if err := st.root.Mkdir(d, 0o755); err != nil {
+			return fmt.Errorf("%w: stage %q: %w", ErrWorkspace, d, err)
+		}
+	}
+	for _, f := range m.Files {
+		rec, err := st.take(c, filepath.Join(tree, filepath.FromSlash(f.Path)), f, mode)
+		if err != nil {
+			return err
+		}
+		st.snap[f.Path] = rec
+	}
+	return nil
+}
+
+// take puts one snapshot file at f.Path in the skill root and returns its
+// record: a hard link (shared: the record is the snapshot's inode), or a
+// clone or copy of its own.
+func (st *stager) take(c *cache, src string, f manifestFile, mode stageMode) (record, error) {
+	dst := filepath.Join(st.rootPath, filepath.FromSlash(f.Path))
+	sum, _ := hex.DecodeString(f.Sum)
+	var rec record
+	copy(rec.sum[:], sum)
+	if mode == stageLink {
+		if err := os.Link(src, dst); err != nil {
+			return rec, fmt.Errorf("%w: stage %q: %w", ErrWorkspace, f.Path, err)
+		}
+		rec.size, rec.mtime, rec.id, rec.shared = f.Size, time.Unix(0, f.MTime), fileID{dev: f.Dev, ino: f.Ino}, true
+		return rec, nil
+	}
+	if !c.noClone.Load() {
+		err := cloneFile(src, dst)
+		switch {
+		case err == nil:
+			return st.recordCopy(f, dst, rec)
+		case errors.Is(err, errNoClone):
+			c.noClone.Store(true)
+		default:
+			return rec, fmt.Errorf("%w: stage %q: %w", ErrWorkspace, f.Path, err)
+		}
+	}
+	switch mode {
+	case stageCloneOrLink:
+		if err := os.Link(src, dst); err != nil {
+			return rec, fmt.Errorf("%w: stage %q: %w", ErrWorkspace, f.Path, err)
+		}
+		rec.size, rec.mtime, rec.id, rec.shared = f.Size, time.Unix(0, f.MTime), fileID{dev: f.Dev, ino: f.Ino}, true
+		return rec, nil
+	case stageCloneOrCopy:
+		if err := copyContent(src, dst); err != nil {
+			return rec, fmt.Errorf("%w: stage %q: %w", ErrWorkspace, f.Path, err)
+		}
+		return st.recordCopy(f, dst, rec)
+	}
+	return rec, fmt.Errorf("%w: stage %q: staging mode %d takes no snapshot", ErrWorkspace, f.Path, mode)
+}
+
+// recordCopy gives the run's own copy of f at dst f's mode and time, and
+// records it.
+func (st *stager) recordCopy(f manifestFile, dst string, rec record) (record, error) {
+	mode := f.Mode
+	if mode == 0 {
+		mode = 0o644
+	}
+	if err := os.Chmod(dst, mode|0o200); err != nil {
+		return rec, fmt.Errorf("%w: stage %q: %w", ErrWorkspace, f.Path, err)
+	}
+	mt := time.Unix(0, f.MTime)
+	if err := os.Chtimes(dst, mt, mt); err != nil {
+		return rec, fmt.Errorf("%w: stage %q: %w", ErrWorkspace, f.Path, err)
+	}
+	fi, err := os.Lstat(dst)
+	if err != nil {
+		return rec, fmt.Errorf("%w: stage %q: %w", ErrWorkspace, f.Path, err)
+	}
+	rec.size, rec.mtime, rec.ctime, rec.id = fi.Size(), fi.ModTime(), changeTime(fi), idOf(fi)
+	return rec, nil
+}
+
+// copyContent copies src to a new file dst (in the kernel where it can:
+// copy_file_range).
+func copyContent(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// errNoClone is what cloneFile returns where the file system cannot clone.
+var errNoClone = errors.New("the file system cannot clone files")
+
+// sharedPaths lists the files of snap that are hard links into a snapshot.
+func (s snapshot) sharedPaths() map[string]bool {
+	out := map[string]bool{}
+	for p, r := range s {
+		if r.shared {
+			out[path.Clean(p)] = true
+		}
+	}
+	return out
+}

@@ -1,0 +1,6 @@
+//go:build !linux && !darwin
+
+package codeexec
+
+// cloneFile cannot clone here.
+func cloneFile(src, dst string) error { return errNoClone }
