@@ -174,7 +174,6 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	lim := req.Limits.WithDefaults()
 	in, err := cfg.interpreterFor(req)
 	if err != nil {
 		return nil, err
@@ -182,33 +181,64 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	st, err := stageRun(cfg, l, req)
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	return st.run(ctx, cfg, l, req, in)
+}
 
+// stagedRun is a run whose workspace is ready: staged, adapted to the
+// launcher, its skill root opened.
+type stagedRun struct {
+	ws   *workspace
+	snap snapshot
+	lim  Limits
+	// root is the handle the output files are read through, taken before
+	// the child exists: whatever the script does to the path, the walk
+	// starts from the folder that was staged.
+	root dirHandle
+}
+
+// stageRun creates the run's workspace and stages req into it (steps 3
+// and 5's prepare of the sequence above).
+func stageRun(cfg *config, l launcher, req *Request) (*stagedRun, error) {
 	ws, err := newWorkspace(cfg.workspaceParent(), req.skillName())
 	if err != nil {
 		return nil, err
 	}
-	defer ws.remove()
+	st := &stagedRun{ws: ws, lim: req.Limits.WithDefaults()}
 	mode := l.stageMode()
-	snap, err := ws.stage(req, lim.MaxSkillBytes, mode, func() *cache { return cfg.cache(mode) })
-	if err != nil {
+	if st.snap, err = ws.stage(req, st.lim.MaxSkillBytes, mode, func() *cache { return cfg.cache(mode) }); err != nil {
+		ws.remove()
 		return nil, err
 	}
-	ws.shared = snap.sharedPaths()
+	ws.shared = st.snap.sharedPaths()
 	if err := l.prepare(ws); err != nil {
+		ws.remove()
 		if !isSentinel(err) {
 			err = fmt.Errorf("%w: prepare: %w", ErrWorkspace, err)
 		}
 		return nil, err
 	}
-	// The handle the output files are read through, taken before the
-	// child exists: whatever the script does to the path, the walk starts
-	// from the folder that was staged.
-	root, err := openDirHandle(ws.skill)
-	if err != nil {
+	if st.root, err = openDirHandle(ws.skill); err != nil {
+		ws.remove()
 		return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)
 	}
-	defer root.close()
+	return st, nil
+}
 
+// close releases the skill root's handle and removes the workspace.
+func (st *stagedRun) close() {
+	st.root.close()
+	st.ws.remove()
+}
+
+// run builds the child's environment and command line, runs it through l,
+// and collects what it wrote (steps 4 to 6).
+func (st *stagedRun) run(ctx context.Context, cfg *config, l launcher, req *Request, in Interpreter) (*Result, error) {
+	ws := st.ws
 	p := &plan{ws: ws, script: req.Script, hostPATH: os.Getenv("PATH")}
 	p.layers = append(p.layers, cfg.passed(), cfg.env, req.Env)
 	p.env = p.envAt(ws.under(ws.dir))
@@ -218,7 +248,7 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 	}
 	p.argv = append(append(append(prefix, in.Command[1:]...), req.Script), req.Args...)
 
-	runCtx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	runCtx, cancel := context.WithTimeout(ctx, st.lim.Timeout)
 	defer cancel()
 	cmd, err := l.command(runCtx, p)
 	if err != nil {
@@ -227,12 +257,11 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 		}
 		return nil, err
 	}
-
 	var res *Result
 	if cmd.Cancel == nil {
 		err = fmt.Errorf("%w: launcher did not use exec.CommandContext", ErrStart)
 	} else {
-		res, err = run(cmd, req.Stdin, lim.MaxOutputChars, cfg.waitDelayOrDefault(), ws.recordGroup)
+		res, err = run(cmd, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault(), ws.recordGroup)
 	}
 	if f, ok := l.(finisher); ok {
 		if ferr := f.finish(res); ferr != nil && err == nil {
@@ -242,7 +271,7 @@ func execute(ctx context.Context, cfg *config, l launcher, req *Request) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	res.Files, res.Omitted = collectFrom(ws.skill, root, snap, lim.Output)
+	res.Files, res.Omitted = collectFrom(ws.skill, st.root, st.snap, st.lim.Output)
 	return res, nil
 }
 

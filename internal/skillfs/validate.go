@@ -138,150 +138,177 @@ func Validate(fsys fs.FS, table codeexec.Interpreters) (*Report, error) {
 
 // checkSkillFile checks one SKILL.md; dir is its folder's name.
 func checkSkillFile(dir string, content []byte) []Problem {
-	file := path.Join(dir, SkillFile)
-	var probs []Problem
-	add := func(line int, sev Severity, format string, args ...any) {
-		probs = append(probs, Problem{Path: file, Line: line, Severity: sev, Msg: fmt.Sprintf(format, args...)})
-	}
-	fromParseError := func(err error) {
-		var pe *ParseError
-		if errors.As(err, &pe) {
-			add(pe.Line, SeverityError, "%s", pe.Msg)
-		} else {
-			add(0, SeverityError, "%v", err)
-		}
-	}
-
+	c := &skillFileCheck{dir: dir, file: path.Join(dir, SkillFile), values: map[string]*yaml.Node{}}
 	content = bytes.TrimPrefix(content, bom)
 	yamlBytes, bodyStart, err := split(content)
 	if err != nil {
-		fromParseError(err)
-		return probs
+		c.parseError(err)
+		return c.probs
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(yamlBytes, &doc); err != nil {
-		fromParseError(yamlError(err))
-		return probs
+		c.parseError(yamlError(err))
+		return c.probs
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		add(2, SeverityError, "the frontmatter must be a YAML mapping of keys to values (name: …, description: …)")
-		return probs
+		c.add(2, SeverityError, "the frontmatter must be a YAML mapping of keys to values (name: …, description: …)")
+		return c.probs
 	}
-
-	// explained records an error that Parse would also find, so its own
-	// verdict is added only when none explains it.
-	explained := false
-	values := map[string]*yaml.Node{}
-	m := doc.Content[0]
-	seen := map[string]int{}
-	for i := 0; i < len(m.Content); i += 2 {
-		k, v := m.Content[i], m.Content[i+1]
-		if first, dup := seen[k.Value]; dup {
-			add(k.Line+1, SeverityError, "duplicate key %q (first on line %d)", k.Value, first)
-			explained = true
-			continue
-		}
-		seen[k.Value] = k.Line + 1
-		if !isSpecKey(k.Value) {
-			add(k.Line+1, SeverityWarning, "unknown frontmatter key %q: not in the Agent Skills specification, so it is ignored", k.Value)
-			continue
-		}
-		if probs := shapeProblems(k, v); len(probs) > 0 {
-			for _, p := range probs {
-				fromParseError(p)
-			}
-			explained = true
-			continue
-		}
-		values[k.Value] = v
-	}
-
-	// Each field is checked on its own through ADK's skill.Validate, with
-	// valid stand-ins for the other fields, so every problem is reported and
-	// the rules stay ADK's.
-	const standIn = "x"
-	scalar := func(key string) (string, int, bool) {
-		v, ok := values[key]
-		if !ok || v.Tag == "!!null" {
-			return "", 0, false
-		}
-		return v.Value, v.Line + 1, true
-	}
-	missing := func(key string) bool {
-		for i := 0; i < len(m.Content); i += 2 {
-			if m.Content[i].Value == key {
-				return false
-			}
-		}
-		return true
-	}
-
-	name, nameLine, hasName := scalar("name")
-	switch {
-	case hasName:
-		if err := skill.Validate(&skill.Frontmatter{Name: name, Description: standIn}); err != nil {
-			add(nameLine, SeverityError, "invalid name %q: %v", name, err)
-			explained = true
-		}
-		if name != dir {
-			add(nameLine, SeverityError, "the name %q does not match the folder name %q", name, dir)
-		}
-	case missing("name"):
-		add(1, SeverityError, "the frontmatter has no name: add name: %s", dir)
-		explained = true
-	default:
-		if v, isNull := values["name"]; isNull {
-			add(v.Line+1, SeverityError, "the name is empty: add name: %s", dir)
-			explained = true
-		}
-	}
-
-	desc, descLine, hasDesc := scalar("description")
-	switch {
-	case hasDesc && desc == "":
-		add(descLine, SeverityError, "the description is empty: say what the skill does and when to use it")
-		explained = true
-	case hasDesc:
-		if err := skill.Validate(&skill.Frontmatter{Name: standIn, Description: desc}); err != nil {
-			add(descLine, SeverityError, "invalid description (%s): %v; adkskills still loads the skill, other clients may refuse it",
-				descriptionSize(desc), err)
-			explained = true
-		}
-	case missing("description"):
-		add(1, SeverityError, "the frontmatter has no description: add one that says what the skill does and when to use it")
-		explained = true
-	default:
-		if v, ok := values["description"]; ok && v.Tag == "!!null" {
-			add(v.Line+1, SeverityError, "the description is empty: say what the skill does and when to use it")
-			explained = true
-		}
-	}
-
-	if compat, line, ok := scalar("compatibility"); ok {
-		if err := skill.Validate(&skill.Frontmatter{Name: standIn, Description: standIn, Compatibility: compat}); err != nil {
-			add(line, SeverityError, "invalid compatibility (%d characters): %v", len(compat), err)
-			explained = true
-		}
-	}
-
+	c.m = doc.Content[0]
+	c.keys()
+	c.name()
+	c.description()
+	c.compatibility()
 	// Anything else ADK's parser refuses (a nested metadata value, a
 	// malformed allowed-tools) keeps the skill from loading: report it too.
-	if !explained {
+	if !c.explained {
 		if _, err := Parse(content); err != nil {
 			var pe *ParseError
 			if !errors.As(err, &pe) {
 				pe = &ParseError{Msg: err.Error()}
 			}
-			add(pe.Line, SeverityError, "ADK's parser refuses the frontmatter: %s", pe.Msg)
+			c.add(pe.Line, SeverityError, "ADK's parser refuses the frontmatter: %s", pe.Msg)
 		}
 	}
-
 	body := content[bodyStart:]
 	if n := bytes.Count(body, []byte("\n")); n > MaxBodyLines {
 		bodyLine := bytes.Count(content[:bodyStart], []byte("\n")) + 1
-		add(bodyLine, SeverityWarning, "the body is %d lines long; the specification recommends under %d: move details to references/", n, MaxBodyLines)
+		c.add(bodyLine, SeverityWarning, "the body is %d lines long; the specification recommends under %d: move details to references/", n, MaxBodyLines)
 	}
-	return probs
+	return c.probs
+}
+
+// skillFileCheck is the check of one SKILL.md. Each field is checked on its
+// own through ADK's skill.Validate, with valid stand-ins for the other
+// fields, so every problem is reported and the rules stay ADK's.
+type skillFileCheck struct {
+	dir, file string
+	m         *yaml.Node            // the frontmatter mapping
+	values    map[string]*yaml.Node // the specification's keys, well shaped
+	probs     []Problem
+	// explained records an error that Parse would also find, so its own
+	// verdict is added only when none explains it.
+	explained bool
+}
+
+// standIn is the valid value the other fields get while one is checked.
+const standIn = "x"
+
+func (c *skillFileCheck) add(line int, sev Severity, format string, args ...any) {
+	c.probs = append(c.probs, Problem{Path: c.file, Line: line, Severity: sev, Msg: fmt.Sprintf(format, args...)})
+}
+
+// parseError adds the problem err, with its line when it has one.
+func (c *skillFileCheck) parseError(err error) {
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		c.add(pe.Line, SeverityError, "%s", pe.Msg)
+	} else {
+		c.add(0, SeverityError, "%v", err)
+	}
+}
+
+// keys reports duplicate, unknown and ill-shaped keys and keeps the rest.
+func (c *skillFileCheck) keys() {
+	seen := map[string]int{}
+	for i := 0; i < len(c.m.Content); i += 2 {
+		k, v := c.m.Content[i], c.m.Content[i+1]
+		if first, dup := seen[k.Value]; dup {
+			c.add(k.Line+1, SeverityError, "duplicate key %q (first on line %d)", k.Value, first)
+			c.explained = true
+			continue
+		}
+		seen[k.Value] = k.Line + 1
+		if !isSpecKey(k.Value) {
+			c.add(k.Line+1, SeverityWarning, "unknown frontmatter key %q: not in the Agent Skills specification, so it is ignored", k.Value)
+			continue
+		}
+		if probs := shapeProblems(k, v); len(probs) > 0 {
+			for _, p := range probs {
+				c.parseError(p)
+			}
+			c.explained = true
+			continue
+		}
+		c.values[k.Value] = v
+	}
+}
+
+// scalar is the value of key and its line, when it has a non-null one.
+func (c *skillFileCheck) scalar(key string) (string, int, bool) {
+	v, ok := c.values[key]
+	if !ok || v.Tag == "!!null" {
+		return "", 0, false
+	}
+	return v.Value, v.Line + 1, true
+}
+
+// missing reports whether the frontmatter has no key named key at all.
+func (c *skillFileCheck) missing(key string) bool {
+	for i := 0; i < len(c.m.Content); i += 2 {
+		if c.m.Content[i].Value == key {
+			return false
+		}
+	}
+	return true
+}
+
+// name checks the name: valid, and the folder's.
+func (c *skillFileCheck) name() {
+	name, line, ok := c.scalar("name")
+	switch {
+	case ok:
+		if err := skill.Validate(&skill.Frontmatter{Name: name, Description: standIn}); err != nil {
+			c.add(line, SeverityError, "invalid name %q: %v", name, err)
+			c.explained = true
+		}
+		if name != c.dir {
+			c.add(line, SeverityError, "the name %q does not match the folder name %q", name, c.dir)
+		}
+	case c.missing("name"):
+		c.add(1, SeverityError, "the frontmatter has no name: add name: %s", c.dir)
+		c.explained = true
+	default:
+		if v, isNull := c.values["name"]; isNull {
+			c.add(v.Line+1, SeverityError, "the name is empty: add name: %s", c.dir)
+			c.explained = true
+		}
+	}
+}
+
+// description checks the description: present, not empty, within ADK's
+// limit.
+func (c *skillFileCheck) description() {
+	desc, line, ok := c.scalar("description")
+	switch {
+	case ok && desc == "":
+		c.add(line, SeverityError, "the description is empty: say what the skill does and when to use it")
+		c.explained = true
+	case ok:
+		if err := skill.Validate(&skill.Frontmatter{Name: standIn, Description: desc}); err != nil {
+			c.add(line, SeverityError, "invalid description (%s): %v; adkskills still loads the skill, other clients may refuse it",
+				descriptionSize(desc), err)
+			c.explained = true
+		}
+	case c.missing("description"):
+		c.add(1, SeverityError, "the frontmatter has no description: add one that says what the skill does and when to use it")
+		c.explained = true
+	default:
+		if v, ok := c.values["description"]; ok && v.Tag == "!!null" {
+			c.add(v.Line+1, SeverityError, "the description is empty: say what the skill does and when to use it")
+			c.explained = true
+		}
+	}
+}
+
+// compatibility checks the compatibility field's length.
+func (c *skillFileCheck) compatibility() {
+	if compat, line, ok := c.scalar("compatibility"); ok {
+		if err := skill.Validate(&skill.Frontmatter{Name: standIn, Description: standIn, Compatibility: compat}); err != nil {
+			c.add(line, SeverityError, "invalid compatibility (%d characters): %v", len(compat), err)
+			c.explained = true
+		}
+	}
 }
 
 // checkFiles walks a skill folder for programs no interpreter runs and for

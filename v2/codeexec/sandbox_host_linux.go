@@ -448,31 +448,15 @@ type runView struct {
 // operator's read-only paths, and a PATH of directories that exist in the
 // sandbox.
 func (s *Sandbox) view(ctx context.Context, h *sandboxHost, p *plan) (*runView, error) {
+	g := viewGuard{ws: p.ws}
+	g.home, _ = os.UserHomeDir()
 	v := &runView{}
-	home, _ := os.UserHomeDir()
 	var dsts, pathDirs []string
-	// shared rejects a bind that would show "/" or the workspaces (this
-	// run's and its siblings').
-	shared := func(d string) error {
-		d = filepath.Clean(d)
-		switch {
-		case d == "/":
-			return fmt.Errorf("would show the whole host file system")
-		case inDir(p.ws.root, d):
-			return fmt.Errorf("would show the workspaces under %s", d)
+	add := func(iv interpView) {
+		dsts = append(dsts, iv.binds...)
+		if len(iv.binds) > 0 {
+			pathDirs = append(pathDirs, filepath.Dir(iv.exe))
 		}
-		return nil
-	}
-	// safe also rejects, for an interpreter, the whole home directory of
-	// the agent (a prefix inside it, like pyenv's, is fine).
-	safe := func(d string) error {
-		if err := shared(d); err != nil {
-			return err
-		}
-		if home != "" && inDir(filepath.Clean(home), filepath.Clean(d)) {
-			return fmt.Errorf("would show the agent's home directory %s", home)
-		}
-		return nil
 	}
 
 	exe := p.argv[0]
@@ -484,47 +468,25 @@ func (s *Sandbox) view(ctx context.Context, h *sandboxHost, p *plan) (*runView, 
 			return nil, fmt.Errorf("%w: sandbox: interpreter %s: %w", ErrStart, exe, err)
 		}
 		for _, d := range iv.binds {
-			if err := safe(d); err != nil {
+			if err := g.interpreter(d); err != nil {
 				return nil, fmt.Errorf("%w: sandbox: interpreter %s needs %s, which %v; install it elsewhere or configure it by another path", ErrStart, exe, d, err)
 			}
 		}
 		v.exe = iv.exe
-		dsts = append(dsts, iv.binds...)
-		if len(iv.binds) > 0 {
-			pathDirs = append(pathDirs, filepath.Dir(iv.exe))
-		}
+		add(iv)
 	}
-
-	// The rest of the table, best effort: a missing node must not stop a
-	// python run.
-	table := s.cfg.interpreters
-	if table == nil {
-		table = DefaultInterpreters()
+	for _, iv := range s.tableViews(ctx, h, p, g) {
+		add(iv)
 	}
-	for _, in := range table {
-		prefix, err := resolveInterpreter(in.Command, p.env, p.ws.skill)
-		if err != nil || inDir(prefix[0], p.ws.root) {
-			continue
-		}
-		iv, err := s.interpreter(ctx, h, prefix[0], p.env)
-		if err != nil || slices.ContainsFunc(iv.binds, func(d string) bool { return safe(d) != nil }) {
-			continue
-		}
-		dsts = append(dsts, iv.binds...)
-		if len(iv.binds) > 0 {
-			pathDirs = append(pathDirs, filepath.Dir(iv.exe))
-		}
-	}
-
 	// With the network on, name resolution needs resolv.conf, which is
 	// often a link out of /etc (systemd-resolved, NetworkManager).
 	if s.network && !h.sys.visible(resolvConf) {
-		if real, err := filepath.EvalSymlinks(resolvConf); err == nil && shared(real) == nil {
+		if real, err := filepath.EvalSymlinks(resolvConf); err == nil && g.shared(real) == nil {
 			dsts = append(dsts, real)
 		}
 	}
 	for _, b := range s.readOnly {
-		if err := shared(b.src); err != nil {
+		if err := g.shared(b.src); err != nil {
 			return nil, fmt.Errorf("%w: WithReadOnlyPaths(%q) resolves to %s, which %v", ErrInvalidConfig, b.dst, b.src, err)
 		}
 	}
@@ -534,18 +496,74 @@ func (s *Sandbox) view(ctx context.Context, h *sandboxHost, p *plan) (*runView, 
 	}
 	v.binds = append(append(slices.Clone(h.tools), binds...), s.readOnly...)
 	slices.SortFunc(v.binds, func(a, b bind) int { return strings.Compare(a.dst, b.dst) })
+	v.path = sandboxPATH(h, p.hostPATH, pathDirs, v.binds)
+	return v, nil
+}
 
-	// PATH: the directories of the interpreters bound outside the system
-	// (where a version manager's shims stood on the host), then the host
-	// PATH entries that exist in the sandbox.
-	hostPATH := p.hostPATH
+// viewGuard refuses what a run's binds may never show.
+type viewGuard struct {
+	ws   *workspace
+	home string // the agent's home directory, or ""
+}
+
+// shared refuses a bind that would show "/" or the workspaces (this run's
+// and its siblings').
+func (g viewGuard) shared(d string) error {
+	d = filepath.Clean(d)
+	switch {
+	case d == "/":
+		return fmt.Errorf("would show the whole host file system")
+	case inDir(g.ws.root, d):
+		return fmt.Errorf("would show the workspaces under %s", d)
+	}
+	return nil
+}
+
+// interpreter also refuses, for an interpreter, the whole home directory
+// of the agent (a prefix inside it, like pyenv's, is fine).
+func (g viewGuard) interpreter(d string) error {
+	if err := g.shared(d); err != nil {
+		return err
+	}
+	if g.home != "" && inDir(filepath.Clean(g.home), filepath.Clean(d)) {
+		return fmt.Errorf("would show the agent's home directory %s", g.home)
+	}
+	return nil
+}
+
+// tableViews are the views of the table's interpreters that can be shown,
+// best effort: a missing node must not stop a python run.
+func (s *Sandbox) tableViews(ctx context.Context, h *sandboxHost, p *plan, g viewGuard) []interpView {
+	table := s.cfg.interpreters
+	if table == nil {
+		table = DefaultInterpreters()
+	}
+	var out []interpView
+	for _, in := range table {
+		prefix, err := resolveInterpreter(in.Command, p.env, p.ws.skill)
+		if err != nil || inDir(prefix[0], p.ws.root) {
+			continue
+		}
+		iv, err := s.interpreter(ctx, h, prefix[0], p.env)
+		if err != nil || slices.ContainsFunc(iv.binds, func(d string) bool { return g.interpreter(d) != nil }) {
+			continue
+		}
+		out = append(out, iv)
+	}
+	return out
+}
+
+// sandboxPATH is the sandbox's PATH: the directories of the interpreters
+// bound outside the system (where a version manager's shims stood on the
+// host), then the host PATH entries that exist in the sandbox.
+func sandboxPATH(h *sandboxHost, hostPATH string, pathDirs []string, binds []bind) string {
 	if hostPATH == "" {
 		hostPATH = defaultPATH
 	}
 	for _, d := range filepath.SplitList(hostPATH) {
 		if filepath.IsAbs(d) {
 			d = filepath.Clean(d)
-			if h.sys.visible(d) || slices.ContainsFunc(v.binds, func(b bind) bool { return inDir(d, b.dst) }) {
+			if h.sys.visible(d) || slices.ContainsFunc(binds, func(b bind) bool { return inDir(d, b.dst) }) {
 				pathDirs = append(pathDirs, d)
 			}
 		}
@@ -556,11 +574,10 @@ func (s *Sandbox) view(ctx context.Context, h *sandboxHost, p *plan) (*runView, 
 			seen = append(seen, d)
 		}
 	}
-	v.path = strings.Join(seen, string(filepath.ListSeparator))
-	if v.path == "" {
-		v.path = defaultPATH
+	if len(seen) == 0 {
+		return defaultPATH
 	}
-	return v, nil
+	return strings.Join(seen, string(filepath.ListSeparator))
 }
 
 // resolvConf is the resolver configuration a sandbox with the network on
