@@ -18,13 +18,20 @@ import (
 const noFollow = unix.O_NOFOLLOW
 
 // lockWorkspace creates root's lock file and locks it for as long as the
-// returned file stays open (close-on-exec: no script inherits it).
+// returned file stays open (close-on-exec: no script inherits it). The
+// file is locked under another name and then renamed into place, so a
+// sweeping process never finds a lock file that nobody holds yet.
 func lockWorkspace(root string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(root, lockFileName), os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
+	tmp := filepath.Join(root, lockFileName+".new")
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := os.Rename(tmp, filepath.Join(root, lockFileName)); err != nil {
 		f.Close()
 		return nil, err
 	}
