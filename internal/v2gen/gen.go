@@ -56,16 +56,20 @@ type File struct {
 var errADK2Constraint = errors.New(`an _adk2 file must start with the constraint "//go:build ignore" (and no other), so that the root module never builds it`)
 
 // Plan computes the tree v2 must hold, keyed by slash-separated path
-// relative to the output directory.
-func Plan(root string, cfg Config) (map[string]File, error) {
+// relative to the output directory, and the nested modules it mirrors: the
+// directories (slash-separated, relative to the root and so to v2, in path
+// order) that hold a go.mod of their own. Their go.mod and go.sum are not in
+// the tree: the go command keeps them (see syncGoMod).
+func Plan(root string, cfg Config) (map[string]File, []string, error) {
 	if cfg.Module == "" || cfg.Out == "" {
-		return nil, fmt.Errorf("plan: Module and Out are required")
+		return nil, nil, fmt.Errorf("plan: Module and Out are required")
 	}
 	skip := map[string]bool{cfg.Out: true}
 	for _, d := range cfg.Exclude {
 		skip[path.Clean(d)] = true
 	}
 	files := make(map[string]File)
+	var modules []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -85,11 +89,14 @@ func Plan(root string, cfg Config) (map[string]File, error) {
 				return filepath.SkipDir
 			}
 			if _, err := os.Lstat(filepath.Join(p, "go.mod")); err == nil && !inTestdata(rel) {
-				return filepath.SkipDir // another module (test data is copied whole)
+				modules = append(modules, rel) // a nested module (test data is copied whole)
 			}
 			return nil
 		}
 		if hidden || (!strings.Contains(rel, "/") && !topLevel(name)) {
+			return nil
+		}
+		if (name == "go.mod" || name == "go.sum") && slices.Contains(modules, path.Dir(rel)) {
 			return nil
 		}
 		f, ok, err := planFile(p, rel, d, cfg)
@@ -102,10 +109,10 @@ func Plan(root string, cfg Config) (map[string]File, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
+		return nil, nil, fmt.Errorf("plan: %w", err)
 	}
-	files["README.md"] = File{Data: readme(cfg), Mode: 0o644}
-	return files, nil
+	files["README.md"] = File{Data: readme(cfg, modules), Mode: 0o644}
+	return files, modules, nil
 }
 
 // topLevel reports whether a file at the root's top level is mirrored: Go
@@ -345,15 +352,22 @@ func isPathByte(c byte) bool {
 }
 
 // readme is v2/README.md.
-func readme(cfg Config) []byte {
-	return fmt.Appendf(nil, "# adkskills for ADK Go v2\n\n"+
+func readme(cfg Config, modules []string) []byte {
+	b := fmt.Appendf(nil, "# adkskills for ADK Go v2\n\n"+
 		"`%[1]s%[2]s` is adkskills for agents built on ADK Go v2 (`%[3]s%[2]s` %[4]s):\n"+
 		"the same packages and names as the root module `%[1]s` (for ADK v1), under `%[2]s`.\n\n"+
-		"    go get %[1]s%[2]s\n\n"+
-		"Documentation: the repository's [README](../README.md).\n\n"+
-		"Every file in this directory is generated from the root module by `internal/v2gen`.\n"+
-		"Do not edit it here: change the root, run `go generate ./...` there, and commit both.\n",
+		"    go get %[1]s%[2]s\n\n",
 		cfg.Module, majorSuffix, adkPath, cfg.ADKVersion)
+	if len(modules) > 0 {
+		b = append(b, "The root's nested modules have their twins here too, each a module of its own:\n\n"...)
+		for _, m := range modules {
+			b = fmt.Appendf(b, "- `%s%s/%s` (in `%s/`), for `%s/%s`\n", cfg.Module, majorSuffix, m, m, cfg.Module, m)
+		}
+		b = append(b, '\n')
+	}
+	return append(b, "Documentation: the repository's [README](../README.md).\n\n"+
+		"Every file in this directory is generated from the root module by `internal/v2gen`.\n"+
+		"Do not edit it here: change the root, run `go generate ./...` there, and commit both.\n"...)
 }
 
 // Stats counts what Sync changed.

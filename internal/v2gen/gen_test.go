@@ -205,8 +205,15 @@ func TestPlanAndSync(t *testing.T) {
 		"a/testdata/.dir/x":                  "x",
 		"cmd/tool/main.go":                   "package main\n",
 		"internal/gen/main.go":               "package main\n",
-		"nested/go.mod":                      "module other\n",
-		"nested/n.go":                        "package n\n",
+		"nested/go.mod":                      "module " + module + "/nested\n",
+		"nested/go.sum":                      "root sums",
+		"nested/README.md":                   "nested readme",
+		"nested/n.go":                        goFile,
+		"nested/n_adk1.go":                   "package a\n",
+		"nested/inner/go.mod":                "module " + module + "/nested/inner\n",
+		"nested/inner/i.go":                  "package i\n",
+		"excluded/go.mod":                    "module " + module + "/excluded\n",
+		"excluded/e.go":                      "package e\n",
 		"v2/stale/old.go":                    "package old\n",
 		"v2/go.mod":                          "module " + module + "/v2\n",
 		"v2/go.sum":                          "sums",
@@ -218,52 +225,78 @@ func TestPlanAndSync(t *testing.T) {
 		"v2/a/testdata/skill/SKILL.md":       "---\n",
 		"v2/a/testdata/skill/.env":           "hidden but test input",
 		"v2/a/testdata/skill/not_go_adk1.go": "test input, not code: package",
+		"v2/nested/go.mod":                   "module " + module + "/v2/nested\n",
+		"v2/nested/go.sum":                   "v2 sums",
+		"v2/nested/stale.go":                 "package a\n",
+		"v2/nested/README.md":                "nested readme",
+		"v2/gone/go.mod":                     "module " + module + "/v2/gone\n",
+		"v2/gone/go.sum":                     "sums of a module the root no longer has",
+		"v2/gone/g.go":                       "package g\n",
 	})
-	cfg := Config{Module: module, ADKVersion: "v2.2.0", Out: "v2", Exclude: []string{"cmd", "internal/gen"}}
-	files, err := Plan(root, cfg)
+	cfg := Config{Module: module, ADKVersion: "v2.2.0", Out: "v2", Exclude: []string{"cmd", "internal/gen", "excluded"}}
+	files, modules, err := Plan(root, cfg)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"LICENSE", "README.md", "a/a.go", "a/a_test.go", "a/ctx_adk2.go",
 		"a/testdata/.dir/x", "a/testdata/mod/go.mod",
 		"a/testdata/skill/.env", "a/testdata/skill/SKILL.md", "a/testdata/skill/not_go_adk1.go", "a/testdata/skill/run.sh",
-	}, slices.Sorted(maps.Keys(files)))
+		"nested/README.md", "nested/inner/i.go", "nested/n.go",
+	}, slices.Sorted(maps.Keys(files)), "a nested module's go.mod and go.sum are the go command's")
+	assert.Equal(t, []string{"nested", "nested/inner"}, modules, "nested modules, in path order; test data's and excluded ones are not")
 	assert.Contains(t, string(files["a/a.go"].Data), `"github.com/adkskills/adkskills/v2/b"`)
+	assert.Contains(t, string(files["nested/n.go"].Data), `"github.com/adkskills/adkskills/v2/b"`, "a nested module's code is rewritten as the root's")
+	assert.Regexp(t, header, strings.SplitN(string(files["nested/n.go"].Data), "\n", 2)[0])
 	assert.Equal(t, "test input, not code: package", string(files["a/testdata/skill/not_go_adk1.go"].Data), "test data is copied byte for byte")
-	assert.Contains(t, string(files["README.md"].Data), "`github.com/adkskills/adkskills/v2` is adkskills for agents built on ADK Go v2 (`google.golang.org/adk/v2` v2.2.0)")
+	readme := string(files["README.md"].Data)
+	assert.Contains(t, readme, "`github.com/adkskills/adkskills/v2` is adkskills for agents built on ADK Go v2 (`google.golang.org/adk/v2` v2.2.0)")
+	assert.Contains(t, readme, "- `github.com/adkskills/adkskills/v2/nested/inner` (in `nested/inner/`), for `github.com/adkskills/adkskills/nested/inner`\n")
 
 	out := filepath.Join(root, "v2")
-	st, err := Sync(out, files, keptByGo)
+	st, err := Sync(out, files, keptByGo(modules))
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"LICENSE", "README.md", "a/a.go", "a/a_test.go", "a/ctx_adk2.go",
 		"a/testdata/.dir/x", "a/testdata/mod/go.mod",
 		"a/testdata/skill/.env", "a/testdata/skill/SKILL.md", "a/testdata/skill/not_go_adk1.go", "a/testdata/skill/run.sh*",
 		"go.mod", "go.sum",
+		"nested/README.md", "nested/go.mod", "nested/go.sum", "nested/inner/i.go", "nested/n.go",
 	}, listing(t, out))
-	assert.Equal(t, Stats{Written: 8, Removed: 4}, st, "unchanged files are not rewritten")
-	for _, d := range []string{"stale", "deep"} {
+	assert.Equal(t, "v2 sums", read(t, filepath.Join(out, "nested", "go.sum")), "a nested module's go.sum is left to the go command")
+	assert.Equal(t, Stats{Written: 10, Removed: 8}, st, "unchanged files are not rewritten")
+	for _, d := range []string{"stale", "deep", "gone"} {
 		_, err := os.Stat(filepath.Join(out, d))
 		assert.True(t, errors.Is(err, fs.ErrNotExist), "empty directory %s is removed", d)
 	}
 
 	// A second run changes nothing.
-	st, err = Sync(out, files, keptByGo)
+	st, err = Sync(out, files, keptByGo(modules))
 	require.NoError(t, err)
 	assert.Equal(t, Stats{}, st)
 
-	// Rename and delete in the root: v2 follows.
+	// Rename and delete in the root: v2 follows, nested modules included.
 	require.NoError(t, os.Rename(filepath.Join(root, "a"), filepath.Join(root, "b")))
 	require.NoError(t, os.Remove(filepath.Join(root, "b", "ctx_adk2.go")))
-	files, err = Plan(root, cfg)
+	require.NoError(t, os.Rename(filepath.Join(root, "nested", "n.go"), filepath.Join(root, "nested", "m.go")))
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "nested", "inner")))
+	files, modules, err = Plan(root, cfg)
 	require.NoError(t, err)
-	_, err = Sync(out, files, keptByGo)
+	assert.Equal(t, []string{"nested"}, modules)
+	_, err = Sync(out, files, keptByGo(modules))
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"LICENSE", "README.md", "b/a.go", "b/a_test.go",
 		"b/testdata/.dir/x", "b/testdata/mod/go.mod",
 		"b/testdata/skill/.env", "b/testdata/skill/SKILL.md", "b/testdata/skill/not_go_adk1.go", "b/testdata/skill/run.sh*",
 		"go.mod", "go.sum",
-	}, listing(t, out))
+		"nested/README.md", "nested/go.mod", "nested/go.sum", "nested/m.go",
+	}, listing(t, out), "a module the root no longer has loses its go.mod too")
+}
+
+func read(t *testing.T, p string) string {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return string(data)
 }
 
 func TestPlanErrors(t *testing.T) {
@@ -278,7 +311,7 @@ func TestPlanErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
 			tree(t, root, files)
-			_, err := Plan(root, Config{Module: module, Out: "v2"})
+			_, _, err := Plan(root, Config{Module: module, Out: "v2"})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "a/", "the error names the file")
 		})
@@ -289,16 +322,16 @@ func TestSyncSymlinks(t *testing.T) {
 	root := t.TempDir()
 	tree(t, root, map[string]string{"a/testdata/target.txt": "x"})
 	require.NoError(t, os.Symlink("target.txt", filepath.Join(root, "a", "testdata", "link")))
-	files, err := Plan(root, Config{Module: module, Out: "v2"})
+	files, _, err := Plan(root, Config{Module: module, Out: "v2"})
 	require.NoError(t, err)
 	assert.Equal(t, "target.txt", files["a/testdata/link"].Link)
 	out := filepath.Join(root, "v2")
-	_, err = Sync(out, files, keptByGo)
+	_, err = Sync(out, files, keptByGo(nil))
 	require.NoError(t, err)
 	target, err := os.Readlink(filepath.Join(out, "a", "testdata", "link"))
 	require.NoError(t, err)
 	assert.Equal(t, "target.txt", target)
-	st, err := Sync(out, files, keptByGo)
+	st, err := Sync(out, files, keptByGo(nil))
 	require.NoError(t, err)
 	assert.Equal(t, Stats{}, st)
 }
