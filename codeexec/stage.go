@@ -26,6 +26,9 @@ type record struct {
 	ctime time.Time // the inode change time after staging, where known
 	id    fileID    // device and inode, where the platform has them
 	sum   [sha256.Size]byte
+	// data is the staged content when the request holds it in memory (an
+	// extra file): compared as is, it needs no digest.
+	data []byte
 	// shared marks a hard link into a snapshot (see cache.go): other runs
 	// link the same inode, which moves its change time, so only its
 	// identity, size and modification time tell it is unchanged.
@@ -65,6 +68,9 @@ func (s snapshot) unchanged(p string, id fileID, info fs.FileInfo, read func() (
 	data, err := read()
 	if err != nil {
 		return false, nil // read again when collected, which reports it
+	}
+	if rec.data != nil {
+		return bytes.Equal(data, rec.data), data
 	}
 	return sha256.Sum256(data) == rec.sum, data
 }
@@ -178,7 +184,7 @@ func (st *stager) skillEntry(fsys fs.FS, p string, d fs.DirEntry) error {
 	if mtime.IsZero() || mtime.After(st.mtime) {
 		mtime = st.mtime
 	}
-	return st.write(p, src, info.Mode().Perm(), mtime)
+	return st.write(p, src, info.Mode().Perm(), mtime, true)
 }
 
 // extra stages one of the request's extra files, which must not replace a
@@ -198,13 +204,23 @@ func (st *stager) extra(f File) error {
 	if fi, err := st.root.Lstat(f.Path); err == nil && fi.IsDir() {
 		return fmt.Errorf("%w: file %q would replace a folder of the skill", ErrInvalidRequest, f.Path)
 	}
-	return st.write(f.Path, bytes.NewReader(f.Data), f.Mode.Perm(), st.mtime)
+	if err := st.write(f.Path, bytes.NewReader(f.Data), f.Mode.Perm(), st.mtime, false); err != nil {
+		return err
+	}
+	rec := st.snap[f.Path]
+	rec.data = f.Data
+	if rec.data == nil {
+		rec.data = []byte{} // compared like any other, not digested
+	}
+	st.snap[f.Path] = rec
+	return nil
 }
 
 // write creates p with src's content, mode (zero: 0o644, or 0o755 for the
 // script; the umask does not apply) and modification time, within the
-// staging budget, and records it.
-func (st *stager) write(p string, src io.Reader, mode fs.FileMode, mtime time.Time) error {
+// staging budget, and records it, with the content's digest when digest is
+// set.
+func (st *stager) write(p string, src io.Reader, mode fs.FileMode, mtime time.Time, digest bool) error {
 	if mode == 0 {
 		mode = 0o644
 		if p == st.script {
@@ -215,8 +231,12 @@ func (st *stager) write(p string, src io.Reader, mode fs.FileMode, mtime time.Ti
 	if err != nil {
 		return fmt.Errorf("%w: stage %q: %w", ErrWorkspace, p, err)
 	}
-	st.hash.Reset()
-	n, err := io.Copy(io.MultiWriter(f, st.hash), io.LimitReader(src, st.budget+1))
+	var w io.Writer = f
+	if digest {
+		st.hash.Reset()
+		w = io.MultiWriter(f, st.hash)
+	}
+	n, err := io.Copy(w, io.LimitReader(src, st.budget+1))
 	if err == nil && n > st.budget {
 		err = fmt.Errorf("%w: the files to stage are over the %d-byte limit", ErrInvalidRequest, st.limit)
 	}
@@ -240,7 +260,9 @@ func (st *stager) write(p string, src io.Reader, mode fs.FileMode, mtime time.Ti
 		return fmt.Errorf("%w: stage %q: %w", ErrWorkspace, p, err)
 	}
 	rec := record{size: info.Size(), mtime: info.ModTime(), ctime: changeTime(info), id: idOf(info)}
-	st.hash.Sum(rec.sum[:0])
+	if digest {
+		st.hash.Sum(rec.sum[:0])
+	}
 	st.snap[p] = rec
 	return nil
 }
