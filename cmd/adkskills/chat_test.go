@@ -77,7 +77,7 @@ func TestChat(t *testing.T) {
 			input: "write a report about Ada\n",
 			stdout: []string{"adkskills chat: test-model, skills from ", "you> ",
 				`  [call] run_skill_script {"args":["Ada"],"script_path":"scripts/report.py","skill_name":"report-writer"}`,
-				"  [result] run_skill_script: success, exit code 0, saved badge.png v1, dist%2Fdata%2Fsummary.json v1, report.md v1\n",
+				"  [result] run_skill_script: success, exit code 0, saved badge.png v1, dist∕data∕summary.json v1, report.md v1\n",
 				"Your report is ready. (model saw: success)\n", "you> "},
 			saved: "report.md",
 		},
