@@ -20,14 +20,20 @@ import (
 	"google.golang.org/adk/cmd/launcher/web/api"
 	"google.golang.org/adk/cmd/launcher/web/webui"
 	"google.golang.org/adk/memory"
+	"google.golang.org/adk/plugin"
+	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
+
+	"github.com/adkskills/adkskills/plugin/confirmplugin"
 )
 
 const webAbout = `Serves an agent with the skills toolset in ADK's web UI (adk-web), on ADK's
 own web launcher and REST server: open http://localhost:PORT/ui/ in a browser.
 The model is Gemini; the files scripts write are saved in the artifact store
 and open from the UI's artifacts panel. With --inline the model may also write
-its own scripts; the UI asks you to approve each one before it runs.
+its own scripts; the UI asks you to approve each one before it runs: click
+the adk_request_confirmation chip to read the script, and answer yes or no
+in its box.
 
 The server answers only requests from this machine unless --allow-remote is
 given: whoever reaches it can run the skills' scripts on this host. Press
@@ -98,12 +104,19 @@ func webCommand(ctx context.Context, c *cli, args []string) int {
 		c.errorf("%v", err)
 		return exitFailure
 	}
+	// The UI's confirmation box takes a plain yes or no too.
+	confirm, err := confirmplugin.New(nil)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
 	l, args := webLauncher(webOptions{port: *port, writeTimeout: *writeTimeout, allowRemote: *allowRemote})
 	cfg := &launcher.Config{
 		SessionService:  session.InMemoryService(),
 		ArtifactService: wb.store,
 		MemoryService:   memory.InMemoryService(),
 		AgentLoader:     agent.NewSingleLoader(a),
+		PluginConfig:    runner.PluginConfig{Plugins: []*plugin.Plugin{confirm}},
 	}
 	fmt.Fprintf(c.stdout, "adkskills web: open http://localhost:%d/ui/ (%s, skills from %s, files saved to %s). Ctrl-C to stop.\n",
 		*port, *modelName, wb.skillsDir, wb.storeDir)

@@ -382,7 +382,10 @@ func TestWebUIInABrowser(t *testing.T) {
 	p.say("Run a script of your own.")
 	p.waitFor("the confirmation is asked", chip("adk_request_confirmation", "bolt")+".length === 1")
 	assert.NotContains(t, p.eval("reading the chat", botTextJS), "The approved script ran.", "nothing ran before the answer")
-	p.answer(`{"confirmed": true}`)
+	p.do("opening the request", chromedp.Click(chromedp.JSPath(chip("adk_request_confirmation", "bolt")+"[0]")))
+	p.waitFor("the request shows the whole script", `document.querySelector(".details-panel-container")?.textContent.includes("inline/approved.txt")`)
+	p.do("closing the details", chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll(".details-panel-container button")].find(b => b.textContent.includes("close"))`)))
+	p.answer("yes") // a plain answer, which the confirmation plugin reads
 	p.waitFor("the approved script's answer is shown", botTextJS+`.includes("The approved script ran.")`)
 	// The first response is the request for confirmation, the second the run.
 	p.waitFor("its response is shown", chip("run_skill_inline_script", "check")+".length === 2")
@@ -393,7 +396,7 @@ func TestWebUIInABrowser(t *testing.T) {
 	// ...and does not run when rejected.
 	p.say("Run another one.")
 	p.waitFor("the second confirmation is asked", chip("adk_request_confirmation", "bolt")+".length === 2")
-	p.answer(`{"confirmed": false}`)
+	p.answer(`{"confirmed": false}`) // the JSON answer ADK reads itself
 	p.waitFor("the rejected script's answer is shown", botTextJS+`.includes("The rejected script did not run.")`)
 	p.waitFor("its refusal is shown", chip("run_skill_inline_script", "check")+".length === 4")
 	p.do("opening the refusal", chromedp.Click(chromedp.JSPath(chip("run_skill_inline_script", "check")+".at(-1)")))
