@@ -16,6 +16,12 @@ import (
 // TracerName is the instrumentation scope of the script-run spans.
 const TracerName = "github.com/adkskills/adkskills"
 
+// tracer is taken from the global tracer provider when the package loads,
+// exactly as ADK takes its own (internal/telemetry): both follow the first
+// provider a program sets with otel.SetTracerProvider, as ADK's launchers do,
+// so the run spans always land beside ADK's.
+var tracer = otel.GetTracerProvider().Tracer(TracerName)
+
 // Attribute keys of a script-run span. No key holds a script's output, its
 // arguments, its stdin or a file's content.
 const (
@@ -64,9 +70,9 @@ func (c Call) spanName() string {
 	return "run_script " + c.Skill + " " + c.Script
 }
 
-// startSpan starts the span of one run on the global tracer provider, the
-// one ADK's launchers set and ADK's own spans use, so it is a child of ADK's
-// execute_tool span and shows wherever ADK's traces go.
+// startSpan starts the span of one run on ADK's tracer provider (see
+// tracer), so it is a child of ADK's execute_tool span and shows wherever
+// ADK's traces go.
 func startSpan(ctx context.Context, c Call, e codeexec.Executor) (context.Context, trace.Span) {
 	attrs := []attribute.KeyValue{
 		AttrTool.String(c.Tool),
@@ -83,7 +89,7 @@ func startSpan(ctx context.Context, c Call, e codeexec.Executor) (context.Contex
 	if c.Language != "" {
 		attrs = append(attrs, AttrLanguage.String(c.Language))
 	}
-	return otel.GetTracerProvider().Tracer(TracerName).Start(ctx, c.spanName(),
+	return tracer.Start(ctx, c.spanName(),
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 }
 
