@@ -53,9 +53,9 @@ const webAgentName = appName
 
 // turnMargin is what a turn in the web UI may take besides one script run of
 // the full time limit (the model's calls before and after it). ADK's web
-// server cuts a reply that takes longer than its write timeout (15 s by
-// default, for /run and /run_sse alike): --write-timeout defaults to
-// --timeout plus this.
+// server cuts a reply that takes longer than its write timeouts (by default
+// 15 s for /run, 120 s for the UI's /run_sse): --write-timeout, which sets
+// both, defaults to --timeout plus this.
 const turnMargin = 2 * time.Minute
 
 func webCommand(ctx context.Context, c *cli, args []string) int {
