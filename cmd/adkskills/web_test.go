@@ -244,6 +244,15 @@ func (p *page) eval(what, expr string) string {
 	return out
 }
 
+// click waits for the element the expression finds and clicks it in the
+// page (element.click()), so a layout that shifts under a loaded machine
+// cannot move the click onto another element.
+func (p *page) click(what, expr string) {
+	p.t.Helper()
+	p.waitFor(what+": the element is there", expr)
+	p.eval(what, "("+expr+`).click(), "clicked"`)
+}
+
 // js quotes s as a JavaScript string.
 func js(s string) string { return fmt.Sprintf("%q", s) }
 
@@ -285,21 +294,23 @@ func (p *page) download(name string) []byte {
 	_, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
 		Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: dir, EventsEnabled: &on})
 	require.NoError(p.t, err)
-	p.do("downloading "+name, chromedp.Click(chromedp.JSPath(artifactBox(name)+`.querySelector("button.download-button")`)))
-	deadline := time.Now().Add(browserWait)
-	for time.Now().Before(deadline) {
-		entries, err := os.ReadDir(dir)
-		require.NoError(p.t, err)
-		if len(entries) == 1 && !strings.HasSuffix(entries[0].Name(), ".crdownload") {
-			data, err := os.ReadFile(filepath.Join(dir, entries[0].Name()))
-			require.NoError(p.t, err)
-			if len(data) > 0 {
-				return data
-			}
+	progress := chromedp.BrowserEvents(ctx, browser.DownloadProgress)
+	p.click("downloading "+name, artifactBox(name)+`?.querySelector("button.download-button")`)
+	for ev, err := range progress {
+		if err != nil {
+			entries, _ := os.ReadDir(dir)
+			p.t.Fatalf("the download of %s did not finish within %v: %v (%d file(s) in %s)", name, browserWait, err, len(entries), dir)
 		}
-		time.Sleep(20 * time.Millisecond)
+		switch ev.State {
+		case browser.DownloadProgressStateCompleted:
+			data, err := os.ReadFile(filepath.Join(dir, ev.GUID))
+			require.NoError(p.t, err)
+			return data
+		case browser.DownloadProgressStateCanceled:
+			p.t.Fatalf("the browser cancelled the download of %s", name)
+		}
 	}
-	p.t.Fatalf("the download of %s did not finish within %v", name, browserWait)
+	p.t.Fatalf("the download of %s did not finish", name)
 	return nil
 }
 
@@ -352,26 +363,26 @@ func TestWebUIInABrowser(t *testing.T) {
 	p.say("Write a report for Ada.")
 	p.waitFor("the call and its response are shown", chip("run_skill_script", "bolt")+".length === 1 && "+chip("run_skill_script", "check")+".length === 1")
 	p.waitFor("the model's answer is shown", botTextJS+`.includes("Report written for Ada.")`)
-	p.do("opening the response", chromedp.Click(chromedp.JSPath(chip("run_skill_script", "check")+"[0]")))
+	p.click("opening the response", chip("run_skill_script", "check")+"[0]")
 	p.waitFor("the response's details are shown", `document.querySelector(".details-panel-container")?.textContent.includes("report for Ada")`)
 	details := p.eval("reading the details", `document.querySelector(".details-panel-container").textContent`)
 	assert.Contains(t, details, "success")
 	assert.Contains(t, details, runscript.ArtifactName("dist/data/summary.json"))
-	p.do("closing the details", chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll(".details-panel-container button")].find(b => b.textContent.includes("close"))`)))
+	p.click("closing the details", `[...document.querySelectorAll(".details-panel-container button")].find(b => b.textContent.includes("close"))`)
 
 	// A second run is version 2; the artifacts panel opens each version of
 	// the file from a subfolder.
 	p.say("Now one for Bob.")
 	p.waitFor("the second answer is shown", botTextJS+`.includes("Report written for Bob.")`)
-	p.do("opening the artifacts panel", chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll("[role=tab]")].find(e => e.textContent.includes("Artifacts"))`)))
+	p.click("opening the artifacts panel", `[...document.querySelectorAll("[role=tab]")].find(e => e.textContent.includes("Artifacts"))`)
 	summary := runscript.ArtifactName("dist/data/summary.json")
 	p.waitFor("the panel lists the file from the subfolder at version 2", artifactBox(summary)+`?.querySelector("mat-select")?.textContent.trim() === "2"`)
 	got := p.download(summary)
 	assert.Equal(t, srv.load(t, sessionID, "dist/data/summary.json", 2), got)
 	assert.Contains(t, string(got), `"Bob"`)
-	p.do("choosing version 1", chromedp.Click(chromedp.JSPath(artifactBox(summary)+`.querySelector("mat-select")`)))
+	p.click("choosing version 1", artifactBox(summary)+`?.querySelector(".mat-mdc-select-trigger")`)
 	p.waitFor("the versions are offered", `[...document.querySelectorAll("mat-option")].some(o => o.textContent.trim() === "1")`)
-	p.do("picking version 1", chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll("mat-option")].find(o => o.textContent.trim() === "1")`)))
+	p.click("picking version 1", `[...document.querySelectorAll("mat-option")].find(o => o.textContent.trim() === "1")`)
 	p.waitFor("version 1 is chosen", artifactBox(summary)+`?.querySelector("mat-select")?.textContent.trim() === "1"`)
 	got = p.download(summary)
 	assert.Equal(t, srv.load(t, sessionID, "dist/data/summary.json", 1), got)
@@ -382,9 +393,9 @@ func TestWebUIInABrowser(t *testing.T) {
 	p.say("Run a script of your own.")
 	p.waitFor("the confirmation is asked", chip("adk_request_confirmation", "bolt")+".length === 1")
 	assert.NotContains(t, p.eval("reading the chat", botTextJS), "The approved script ran.", "nothing ran before the answer")
-	p.do("opening the request", chromedp.Click(chromedp.JSPath(chip("adk_request_confirmation", "bolt")+"[0]")))
+	p.click("opening the request", chip("adk_request_confirmation", "bolt")+"[0]")
 	p.waitFor("the request shows the whole script", `document.querySelector(".details-panel-container")?.textContent.includes("inline/approved.txt")`)
-	p.do("closing the details", chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll(".details-panel-container button")].find(b => b.textContent.includes("close"))`)))
+	p.click("closing the details", `[...document.querySelectorAll(".details-panel-container button")].find(b => b.textContent.includes("close"))`)
 	p.answer("yes") // a plain answer, which the confirmation plugin reads
 	p.waitFor("the approved script's answer is shown", botTextJS+`.includes("The approved script ran.")`)
 	// The first response is the request for confirmation, the second the run.
@@ -399,7 +410,7 @@ func TestWebUIInABrowser(t *testing.T) {
 	p.answer(`{"confirmed": false}`) // the JSON answer ADK reads itself
 	p.waitFor("the rejected script's answer is shown", botTextJS+`.includes("The rejected script did not run.")`)
 	p.waitFor("its refusal is shown", chip("run_skill_inline_script", "check")+".length === 4")
-	p.do("opening the refusal", chromedp.Click(chromedp.JSPath(chip("run_skill_inline_script", "check")+".at(-1)")))
+	p.click("opening the refusal", chip("run_skill_inline_script", "check")+".at(-1)")
 	p.waitFor("the refusal's details are shown", `document.querySelector(".details-panel-container")?.textContent.includes("CONFIRMATION_REJECTED")`)
 	_, err := srv.store.Load(context.Background(), &artifact.LoadRequest{AppName: webAgentName, UserID: "user", SessionID: sessionID,
 		FileName: runscript.ArtifactName("inline/rejected.txt")})
