@@ -206,7 +206,7 @@ func (fs *flagSet) usage(w io.Writer) {
 			head += " " + kind
 		}
 		fmt.Fprintf(w, "%s\n      %s", head, usage)
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" {
 			fmt.Fprintf(w, " (default %s)", f.DefValue)
 		}
 		fmt.Fprintln(w)
