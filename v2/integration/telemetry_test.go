@@ -4,8 +4,12 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +22,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"google.golang.org/adk/v2/server/adkrest"
+	"google.golang.org/adk/v2/session"
 
 	"github.com/adkskills/adkskills/v2/codeexec"
 	"github.com/adkskills/adkskills/v2/internal/scripted"
@@ -28,17 +34,27 @@ import (
 var (
 	spansOnce sync.Once
 	spans     *tracetest.InMemoryExporter
+	traceView http.Handler // ADK's REST server, whose /debug/trace feeds adk-web's trace view
 )
 
 // recordSpans installs, once per test binary, a global tracer provider that
-// keeps every span in memory. ADK's tracer follows the first provider set, so
+// keeps every span in memory and feeds ADK's REST server's trace store, as
+// ADK's web launcher does. ADK's tracer follows the first provider set, so
 // ADK's spans and ours land there together.
-func recordSpans() *tracetest.InMemoryExporter {
+func recordSpans(t *testing.T) (*tracetest.InMemoryExporter, http.Handler) {
 	spansOnce.Do(func() {
-		spans = tracetest.NewInMemoryExporter()
-		otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans)))
+		rest, err := adkrest.NewServer(adkrest.ServerConfig{SessionService: session.InMemoryService()})
+		require.NoError(t, err)
+		spans, traceView = tracetest.NewInMemoryExporter(), rest
+		otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans), sdktrace.WithSpanProcessor(rest.SpanProcessor())))
 	})
-	return spans
+	return spans, traceView
+}
+
+// debugSpan is a span as ADK's REST server's /debug/trace shows it.
+type debugSpan struct {
+	Name       string            `json:"name"`
+	Attributes map[string]string `json:"attributes"`
 }
 
 // brokenExecutor cannot run anything.
@@ -54,7 +70,7 @@ func (brokenExecutor) Execute(context.Context, *codeexec.Request) (*codeexec.Res
 // execute_tool span, with what it ran and what came of it, and never its
 // output.
 func TestScriptRunsAreSpans(t *testing.T) {
-	exp := recordSpans()
+	exp, view := recordSpans(t)
 	noisy := map[string]any{"skill_name": "shell-tools", "script_path": "scripts/noisy.sh", "args": []any{"3000"}}
 	inline := map[string]any{"language": "bash", "script": "echo inline-secret-output; echo x > made.txt", "skill_name": "report-writer"}
 	tests := []struct {
@@ -189,6 +205,16 @@ func TestScriptRunsAreSpans(t *testing.T) {
 				assert.Empty(t, recorded, "no events: nothing of the output goes into the span")
 			}
 			assert.False(t, strings.Contains(fmt.Sprint(run.Attributes()), "inline-secret-output"))
+
+			// adk-web's trace view shows the session's spans, the run's too.
+			rec := httptest.NewRecorder()
+			view.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/trace/session/"+h.sessionID, nil))
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			var shown []debugSpan
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &shown))
+			i := slices.IndexFunc(shown, func(s debugSpan) bool { return s.Name == tt.spanName })
+			require.GreaterOrEqual(t, i, 0, "the trace view lacks %q", tt.spanName)
+			assert.Equal(t, tt.tool, shown[i].Attributes[string(runscript.AttrTool)])
 		})
 	}
 }
