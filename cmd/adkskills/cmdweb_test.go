@@ -105,19 +105,22 @@ func TestWebAnswersOnlyThisMachine(t *testing.T) {
 }
 
 // TestWebWriteTimeout: ADK's server cuts a turn's reply at --write-timeout,
-// on /run and on the web UI's /run_sse alike; within it the turn's reply
-// arrives whole. Each hang.sh run takes the whole --timeout (1s).
+// on /run and on the web UI's /run_sse alike, and by default a turn whose
+// script takes its whole time limit arrives whole. Each hang.sh run takes
+// the whole --timeout (1s): however slow the machine, three of them outlast
+// a 1.5s write timeout, and one stays far within the default (1s plus 2m).
 func TestWebWriteTimeout(t *testing.T) {
 	hang := map[string]any{"skill_name": "shell-tools", "script_path": "scripts/hang.sh"}
 	tests := []struct {
-		endpoint string
-		runs     int
-		whole    bool
+		endpoint     string
+		writeTimeout string // "": the default
+		runs         int
+		whole        bool
 	}{
-		{"/api/run", 1, true},
-		{"/api/run", 3, false},
-		{"/api/run_sse", 1, true},
-		{"/api/run_sse", 3, false},
+		{"/api/run", "", 1, true},
+		{"/api/run", "1500ms", 3, false},
+		{"/api/run_sse", "", 1, true},
+		{"/api/run_sse", "1500ms", 3, false},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s %d runs", tt.endpoint, tt.runs), func(t *testing.T) {
@@ -127,7 +130,11 @@ func TestWebWriteTimeout(t *testing.T) {
 				steps = append(steps, scripted.Call("run_skill_script", hang))
 			}
 			m := scripted.New("m", append(steps, scripted.Say("the turn is over"))...)
-			srv := startWeb(t, m, "--skills", testSkills(t), "--timeout", "1s", "--write-timeout", "2500ms")
+			args := []string{"--skills", testSkills(t), "--timeout", "1s"}
+			if tt.writeTimeout != "" {
+				args = append(args, "--write-timeout", tt.writeTimeout)
+			}
+			srv := startWeb(t, m, args...)
 			resp, err := http.Post(srv.url+"/api/apps/adkskills/users/user/sessions", "application/json", strings.NewReader("{}"))
 			require.NoError(t, err)
 			var sess struct {
