@@ -138,6 +138,8 @@ type Stream struct {
 	Text string
 	// TotalChars counts every character the stream produced.
 	TotalChars int64
+	// TotalBytes counts every byte the stream produced.
+	TotalBytes int64
 	// Truncated reports whether Text is elided.
 	Truncated bool
 }

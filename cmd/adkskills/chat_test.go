@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,14 +15,42 @@ import (
 	"github.com/adkskills/adkskills/internal/scripted"
 )
 
-func TestChatWithoutAPIKey(t *testing.T) {
-	for _, args := range [][]string{{"chat"}, {"chat", "--inline", "--model", "gemini-2.5-pro"}} {
+func TestWithoutCredentials(t *testing.T) {
+	for _, args := range [][]string{{"chat"}, {"chat", "--inline", "--model", "gemini-2.5-pro"}, {"web"}, {"web", "--inline", "--port", "9999"}} {
 		o := invoke(t, invocation{args: args})
 		assert.Equal(t, exitUsage, o.code)
-		assert.Equal(t, apiKeyHelp, o.stderr)
+		assert.Equal(t, fmt.Sprintf(credentialsHelp, args[0]), o.stderr)
 		assert.Contains(t, o.stderr, "export GOOGLE_API_KEY=")
 		assert.Contains(t, o.stderr, "https://aistudio.google.com/apikey")
+		assert.Contains(t, o.stderr, "GOOGLE_GENAI_USE_VERTEXAI=true")
 		assert.Empty(t, o.stdout)
+	}
+}
+
+// TestMissingCredentials reads the environment as the genai client does.
+func TestMissingCredentials(t *testing.T) {
+	tests := []struct {
+		name string
+		vars map[string]string
+		want string // "", "key" (credentialsHelp) or "vertex" (vertexHelp)
+	}{
+		{"nothing", nil, "key"},
+		{"GOOGLE_API_KEY", map[string]string{"GOOGLE_API_KEY": "k"}, ""},
+		{"GEMINI_API_KEY", map[string]string{"GEMINI_API_KEY": "k"}, ""},
+		{"Vertex AI", map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p", "GOOGLE_CLOUD_LOCATION": "us-central1"}, ""},
+		{"Vertex AI, region", map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "1", "GOOGLE_CLOUD_PROJECT": "p", "GOOGLE_CLOUD_REGION": "europe-west4"}, ""},
+		{"Vertex AI express", map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "TRUE", "GOOGLE_API_KEY": "k"}, ""},
+		{"Vertex AI without a location", map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p"}, "vertex"},
+		{"Vertex AI, enterprise", map[string]string{"GOOGLE_GENAI_USE_ENTERPRISE": "true"}, "vertex"},
+		{"enterprise off wins", map[string]string{"GOOGLE_GENAI_USE_ENTERPRISE": "false", "GOOGLE_GENAI_USE_VERTEXAI": "true"}, "key"},
+		{"Vertex AI off", map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "false", "GOOGLE_CLOUD_PROJECT": "p", "GOOGLE_CLOUD_LOCATION": "l"}, "key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &cli{env: env{getenv: func(k string) string { return tt.vars[k] }}}
+			want := map[string]string{"": "", "key": fmt.Sprintf(credentialsHelp, "web"), "vertex": fmt.Sprintf(vertexHelp, "web")}[tt.want]
+			assert.Equal(t, want, c.missingCredentials("web"))
+		})
 	}
 }
 
@@ -77,7 +106,7 @@ func TestChat(t *testing.T) {
 			input: "write a report about Ada\n",
 			stdout: []string{"adkskills chat: test-model, skills from ", "you> ",
 				`  [call] run_skill_script {"args":["Ada"],"script_path":"scripts/report.py","skill_name":"report-writer"}`,
-				"  [result] run_skill_script: success, exit code 0, saved badge.png v1, dist%2Fdata%2Fsummary.json v1, report.md v1\n",
+				"  [result] run_skill_script: success, exit code 0, saved badge.png v1, dist∕data∕summary.json v1, report.md v1\n",
 				"Your report is ready. (model saw: success)\n", "you> "},
 			saved: "report.md",
 		},
@@ -126,19 +155,18 @@ func TestChat(t *testing.T) {
 			vars, _ := store(t)
 			vars["GOOGLE_API_KEY"] = "test-key"
 			m := scripted.New("chat-test", tt.steps...)
-			var gotKey, gotName string
+			var gotName string
 			var stdout, stderr bytes.Buffer
 			e := env{
 				getenv: func(k string) string { return vars[k] },
-				newModel: func(_ context.Context, name, key string) (model.LLM, error) {
-					gotName, gotKey = name, key
+				newModel: func(_ context.Context, name string) (model.LLM, error) {
+					gotName = name
 					return m, nil
 				},
 			}
 			args := append([]string{"chat", "--skills", testSkills(t), "--model", "test-model"}, tt.flags...)
 			code := run(context.Background(), args, strings.NewReader(tt.input), &stdout, &stderr, e)
 			assert.Equal(t, exitOK, code, stderr.String())
-			assert.Equal(t, "test-key", gotKey)
 			assert.Equal(t, "test-model", gotName)
 			assert.Equal(t, len(tt.steps), len(m.Requests()), "model calls")
 			rest := stdout.String()

@@ -20,7 +20,7 @@ import (
 const artifactsAbout = `Lists the artifacts of a session of the store (ls, the default): name,
 number of versions, latest version, its size and MIME type. cat prints the
 raw bytes of an artifact's latest version, or of --version N. NAME is the
-artifact name (dist%2Freport.zip) or the script's file path (dist/report.zip).`
+artifact name (dist∕report.zip) or the script's file path (dist/report.zip).`
 
 func artifactsCommand(ctx context.Context, c *cli, args []string) int {
 	fs := newFlagSet("artifacts", "adkskills artifacts [ls] [flags]\n       adkskills artifacts cat NAME [--version N] [flags]", artifactsAbout)
@@ -103,11 +103,11 @@ func (c *cli) artifactsLs(ctx context.Context, store *fileartifact.Service, dir,
 	return exitOK
 }
 
-func (c *cli) artifactsCat(_ context.Context, store *fileartifact.Service, sessionID, name string, version int64) int {
+func (c *cli) artifactsCat(ctx context.Context, store *fileartifact.Service, sessionID, name string, version int64) int {
 	userID := c.userID()
 	// NAME may be a script's file path: look under the name it was saved
 	// under, directly when NAME cannot be an artifact name, else when NAME
-	// itself is not found.
+	// itself is not found; then under the name an earlier release gave it.
 	mapped := runscript.ArtifactName(name)
 	lookupName := name
 	if strings.ContainsAny(name, "/\\") {
@@ -116,6 +116,11 @@ func (c *cli) artifactsCat(_ context.Context, store *fileartifact.Service, sessi
 	p, err := store.Path(appName, userID, sessionID, lookupName, version)
 	if errors.Is(err, fs.ErrNotExist) && lookupName != mapped {
 		p, err = store.Path(appName, userID, sessionID, mapped, version)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if old, ok := legacyName(ctx, store, userID, sessionID, name); ok {
+			p, err = store.Path(appName, userID, sessionID, old, version)
+		}
 	}
 	if err != nil {
 		what := fmt.Sprintf("artifact %q", name)
@@ -140,4 +145,19 @@ func (c *cli) artifactsCat(_ context.Context, store *fileartifact.Service, sessi
 		return exitFailure
 	}
 	return exitOK
+}
+
+// legacyName finds the artifact an earlier release saved the file path p
+// under (its names escaped with "%": "dist%2Freport.zip").
+func legacyName(ctx context.Context, store *fileartifact.Service, userID, sessionID, p string) (string, bool) {
+	list, err := store.List(ctx, &artifact.ListRequest{AppName: appName, UserID: userID, SessionID: sessionID})
+	if err != nil {
+		return "", false
+	}
+	for _, name := range list.FileNames {
+		if got, ok := runscript.ArtifactPath(name); ok && got == p && strings.Contains(name, "%") {
+			return name, true
+		}
+	}
+	return "", false
 }

@@ -6,20 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 
 	"google.golang.org/adk/agent"
-	"google.golang.org/adk/agent/llmagent"
-	"google.golang.org/adk/model"
-	"google.golang.org/adk/model/gemini"
 	"google.golang.org/adk/runner"
 	"google.golang.org/adk/session"
-	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/toolconfirmation"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
@@ -29,22 +23,14 @@ text and one line per tool call and result. With --inline the model may
 also write its own scripts; each one is shown to you and runs only if you
 answer y. Type /quit or press Ctrl-D to leave.
 
-Needs GOOGLE_API_KEY (a Gemini API key from https://aistudio.google.com/apikey).`
+Needs Gemini credentials: GOOGLE_API_KEY or GEMINI_API_KEY (a Gemini API
+key from https://aistudio.google.com/apikey), or Vertex AI
+(GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and
+GOOGLE_CLOUD_LOCATION, and application default credentials).`
 
 const chatInstruction = "You are a helpful assistant working in the user's terminal. " +
 	"Use the skills when they fit the request, run their scripts with the tools you have, " +
 	"and tell the user which artifacts (files) a run saved, by name."
-
-// apiKeyHelp is what chat prints when no key is set.
-const apiKeyHelp = `adkskills: chat needs a Gemini API key: GOOGLE_API_KEY is not set.
-Set it and try again:
-    export GOOGLE_API_KEY=...   # create a key at https://aistudio.google.com/apikey
-`
-
-// newGemini is the chat model: ADK's Gemini model.
-func newGemini(ctx context.Context, name, apiKey string) (model.LLM, error) {
-	return gemini.NewModel(ctx, name, &genai.ClientConfig{APIKey: apiKey, Backend: genai.BackendGeminiAPI})
-}
 
 func chatCommand(ctx context.Context, c *cli, args []string) int {
 	fs := newFlagSet("chat", "adkskills chat [flags]", chatAbout)
@@ -65,9 +51,8 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 	if err := ex.check(); err != nil {
 		return c.usageError(fs, "chat: %v", err)
 	}
-	apiKey := c.env.getenv("GOOGLE_API_KEY")
-	if apiKey == "" {
-		io.WriteString(c.stderr, apiKeyHelp)
+	if msg := c.missingCredentials("chat"); msg != "" {
+		io.WriteString(c.stderr, msg)
 		return exitUsage
 	}
 	wb, code := c.open(ctx, *skills, st.dir, ex.sandbox)
@@ -75,37 +60,13 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 		return code
 	}
 	defer wb.root.Close()
-	dir, root, store, storeDir, exe := wb.skillsDir, wb.root, wb.store, wb.storeDir, wb.exe
-	ts, err := skilltoolset.New(ctx, skilltoolset.NewFSSource(root.FS()),
-		skilltoolset.WithCodeExecutor(exe),
-		skilltoolset.WithInlineScripts(*inline),
-		skilltoolset.WithScriptTimeout(ex.timeout),
-		skilltoolset.WithMaxOutputChars(ex.maxChars),
-		skilltoolset.WithLogger(c.logger(slog.LevelWarn)))
+	a, err := c.newAgent(ctx, wb, agentConfig{name: "adkskills_chat", description: "A terminal assistant that uses Agent Skills.",
+		instruction: chatInstruction, model: *modelName, inline: *inline, exec: ex})
 	if err != nil {
 		c.errorf("%v", err)
 		return exitFailure
 	}
-	newModel := c.env.newModel
-	if newModel == nil {
-		newModel = newGemini
-	}
-	m, err := newModel(ctx, *modelName, apiKey)
-	if err != nil {
-		c.errorf("model %s: %v", *modelName, err)
-		return exitFailure
-	}
-	a, err := llmagent.New(llmagent.Config{
-		Name:        "adkskills_chat",
-		Description: "A terminal assistant that uses Agent Skills.",
-		Model:       m,
-		Instruction: chatInstruction,
-		Toolsets:    []tool.Toolset{ts},
-	})
-	if err != nil {
-		c.errorf("%v", err)
-		return exitFailure
-	}
+	dir, store, storeDir := wb.skillsDir, wb.store, wb.storeDir
 	sessions := session.InMemoryService()
 	r, err := runner.New(runner.Config{AppName: appName, Agent: a, SessionService: sessions, ArtifactService: store})
 	if err != nil {

@@ -8,6 +8,7 @@
 //	adkskills validate [--skills DIR]                 check skills against the Agent Skills rules
 //	adkskills chat [flags]                            talk to a Gemini agent that uses the skills
 //	adkskills artifacts [ls | cat NAME [--version N]] the files runs saved
+//	adkskills web [flags]                             serve that agent in ADK's web UI
 //
 // run builds the same SkillToolset an agent gets (skilltoolset.New), an
 // llmagent driven by a scripted model that makes exactly one
@@ -27,8 +28,13 @@
 // runs of run and chat save into the session "cli" of the OS user, so each
 // run adds a version that artifacts ls and cat show.
 //
-// chat needs GOOGLE_API_KEY (a Gemini API key); without one it says what
-// to set and exits 2. Every command takes --help; adkskills --version
+// web serves the agent chat talks to in ADK's web UI, on ADK's own web
+// launcher and REST server (http://localhost:8080/ui/ by default), and
+// answers only this machine unless --allow-remote is given. chat and web need
+// Gemini credentials as the genai client reads them (GOOGLE_API_KEY or
+// GEMINI_API_KEY, or Vertex AI through GOOGLE_GENAI_USE_VERTEXAI,
+// GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION); without them they say what
+// to set and exit 2. Every command takes --help; adkskills --version
 // prints the module version (or "(devel)" for a build from a checkout).
 package main
 
@@ -71,8 +77,8 @@ type env struct {
 	wd string
 	// user is the artifact store's user ID ("": the OS user name).
 	user string
-	// newModel returns the chat model (nil: Gemini through ADK).
-	newModel func(ctx context.Context, name, apiKey string) (model.LLM, error)
+	// newModel returns the model of chat and web (nil: Gemini through ADK).
+	newModel func(ctx context.Context, name string) (model.LLM, error)
 }
 
 func main() {
@@ -93,8 +99,9 @@ var commands = []command{
 	{"run", "run a skill's script as an agent would, through the toolset", runCommand},
 	{"list", "list the skills, their descriptions, runnable scripts and problems", listCommand},
 	{"validate", "check every skill folder against the Agent Skills rules", validateCommand},
-	{"chat", "talk to a Gemini agent that can use the skills (needs GOOGLE_API_KEY)", chatCommand},
+	{"chat", "talk to a Gemini agent that can use the skills in the terminal", chatCommand},
 	{"artifacts", "list the files runs saved (ls) or print one (cat NAME)", artifactsCommand},
+	{"web", "serve a Gemini agent that uses the skills in ADK's web UI", webCommand},
 }
 
 // cli carries the streams and the environment of one invocation.
@@ -199,7 +206,7 @@ func (fs *flagSet) usage(w io.Writer) {
 			head += " " + kind
 		}
 		fmt.Fprintf(w, "%s\n      %s", head, usage)
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" {
 			fmt.Fprintf(w, " (default %s)", f.DefValue)
 		}
 		fmt.Fprintln(w)

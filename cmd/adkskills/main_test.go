@@ -59,6 +59,7 @@ type invocation struct {
 	stdin string
 	vars  map[string]string // the environment; nil gets a fresh store
 	wd    string
+	user  string // the artifact store's user ("": the OS user)
 }
 
 type outcome struct {
@@ -80,7 +81,7 @@ func invoke(t *testing.T, in invocation) outcome {
 		vars, _ = store(t)
 	}
 	var stdout, stderr bytes.Buffer
-	e := env{getenv: func(k string) string { return vars[k] }, wd: in.wd}
+	e := env{getenv: func(k string) string { return vars[k] }, wd: in.wd, user: in.user}
 	code := run(context.Background(), in.args, strings.NewReader(in.stdin), &stdout, &stderr, e)
 	return outcome{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }

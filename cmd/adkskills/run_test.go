@@ -22,6 +22,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/fileartifact"
 	"github.com/adkskills/adkskills/internal/scripted"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
@@ -49,7 +50,7 @@ func TestRunOutcomes(t *testing.T) {
 			stdout: []string{"== stdout ==\nreport for Ada: report.md, dist/data/summary.json, badge.png\n",
 				"== stderr ==\nwriting report for Ada\n", "== output files ==\n",
 				`badge.png -> artifact "badge.png" version 1 (`, "image/png)",
-				`dist/data/summary.json -> artifact "dist%2Fdata%2Fsummary.json" version 1 (`, "application/json)",
+				`dist/data/summary.json -> artifact "dist∕data∕summary.json" version 1 (`, "application/json)",
 				`report.md -> artifact "report.md" version 1 (`, "text/markdown)",
 				"== report-writer scripts/report.py: success, exit code 0, ", "3 file(s) saved =="},
 		},
@@ -237,14 +238,14 @@ func TestRunSavesToTheStore(t *testing.T) {
 	require.Len(t, lines, 4, ls.stdout)
 	assert.Regexp(t, `^NAME\s+VERSIONS\s+LATEST\s+SIZE\s+MIME$`, lines[0])
 	assert.Regexp(t, `^badge\.png\s+2\s+2\s+\d+ B\s+image/png$`, lines[1])
-	assert.Regexp(t, `^dist%2Fdata%2Fsummary\.json\s+2\s+2\s+46 B\s+application/json$`, lines[2])
+	assert.Regexp(t, `^dist∕data∕summary\.json\s+2\s+2\s+46 B\s+application/json$`, lines[2])
 	assert.Regexp(t, `^report\.md\s+2\s+2\s+\d+ B\s+text/markdown$`, lines[3])
 
 	cats := []struct {
 		args []string
 		want string
 	}{
-		{[]string{"artifacts", "cat", "dist%2Fdata%2Fsummary.json"}, `{"name": "Bob", "style": "plain", "chars": 57}`},
+		{[]string{"artifacts", "cat", "dist∕data∕summary.json"}, `{"name": "Bob", "style": "plain", "chars": 57}`},
 		{[]string{"artifacts", "cat", "dist/data/summary.json", "--version", "1"}, `{"name": "Ada", "style": "plain", "chars": 57}`},
 		{[]string{"artifacts", "cat", "--version", "1", "report.md"}, readAll(t, first["report.md"][2])},
 		{[]string{"artifacts", "cat", "badge.png"}, readAll(t, second["badge.png"][2])},
@@ -254,6 +255,31 @@ func TestRunSavesToTheStore(t *testing.T) {
 		assert.Equal(t, exitOK, o.code, "%v: %s", c.args, o.stderr)
 		assert.Equal(t, c.want, o.stdout, "%v", c.args)
 	}
+}
+
+// TestArtifactsCatReadsOldNames: a store written before artifact names
+// changed ("dist%2Fdata%2Fsummary.json") still answers cat by name and by
+// the file's path.
+func TestArtifactsCatReadsOldNames(t *testing.T) {
+	vars, dir := store(t)
+	s, err := fileartifact.New(dir)
+	require.NoError(t, err)
+	for _, name := range []string{"dist%2Fdata%2Fsummary.json", "dist%2Fdata%2Fsummary.json", "report.md"} {
+		_, err := s.Save(context.Background(), &artifact.SaveRequest{AppName: appName, UserID: "tester", SessionID: defaultSession, FileName: name,
+			Part: genai.NewPartFromBytes([]byte("old "+name), "text/plain")})
+		require.NoError(t, err)
+	}
+	for _, args := range [][]string{
+		{"artifacts", "cat", "dist%2Fdata%2Fsummary.json"},
+		{"artifacts", "cat", "dist/data/summary.json"},
+		{"artifacts", "cat", "dist/data/summary.json", "--version", "2"},
+	} {
+		o := invoke(t, invocation{vars: vars, user: "tester", args: args})
+		assert.Equal(t, exitOK, o.code, "%v: %s", args, o.stderr)
+		assert.Equal(t, "old dist%2Fdata%2Fsummary.json", o.stdout, "%v", args)
+	}
+	o := invoke(t, invocation{vars: vars, user: "tester", args: []string{"artifacts", "cat", "dist/data/summary.json", "--version", "3"}})
+	assert.Equal(t, exitFailure, o.code)
 }
 
 func TestArtifactsErrors(t *testing.T) {

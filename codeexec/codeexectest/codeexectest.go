@@ -499,11 +499,11 @@ sys.stderr.write(s[::-1])
 				got  codeexec.Stream
 				full string
 			}{{"stdout", res.Stdout, b.String()}, {"stderr", res.Stderr, reverse(b.String())}} {
-				want := codeexec.Stream{Text: truncate.String(s.full, limit), TotalChars: int64(tt.chars), Truncated: tt.chars > limit}
+				want := codeexec.Stream{Text: truncate.String(s.full, limit), TotalChars: int64(tt.chars), TotalBytes: int64(len(s.full)), Truncated: tt.chars > limit}
 				if s.got != want {
-					t.Errorf("%s: got %d chars total %d truncated %v, want %d chars total %d truncated %v",
-						s.name, len([]rune(s.got.Text)), s.got.TotalChars, s.got.Truncated,
-						len([]rune(want.Text)), want.TotalChars, want.Truncated)
+					t.Errorf("%s: got %d chars total %d (%d bytes) truncated %v, want %d chars total %d (%d bytes) truncated %v",
+						s.name, len([]rune(s.got.Text)), s.got.TotalChars, s.got.TotalBytes, s.got.Truncated,
+						len([]rune(want.Text)), want.TotalChars, want.TotalBytes, want.Truncated)
 				}
 			}
 		})

@@ -39,6 +39,7 @@ type Capper struct {
 	ringPos int
 
 	total int64 // characters decoded so far (pending bytes not included)
+	bytes int64 // bytes written
 
 	// pending holds the start of a character whose remaining bytes have not
 	// been written yet.
@@ -59,6 +60,7 @@ func NewCapper(maxChars int) *Capper {
 // caller copying a pipe into a Capper keeps draining it.
 func (c *Capper) Write(p []byte) (int, error) {
 	n := len(p)
+	c.bytes += int64(n)
 	p = c.completePending(p)
 	if j := incompleteSuffix(p); j >= 0 {
 		c.npending = copy(c.pending[:], p[j:])
@@ -342,6 +344,11 @@ func isASCII(p []byte) bool {
 // trailing incomplete character as String does (one U+FFFD per byte).
 func (c *Capper) TotalChars() int64 {
 	return c.total + int64(c.npending)
+}
+
+// TotalBytes returns how many bytes have been written.
+func (c *Capper) TotalBytes() int64 {
+	return c.bytes
 }
 
 // Truncated reports whether String elides anything: more than the cap has

@@ -324,6 +324,7 @@ func TestCapperCountsEverything(t *testing.T) {
 	}
 	total := utf8.RuneCountInString(all.String())
 	assert.Equal(t, int64(total), c.TotalChars())
+	assert.Equal(t, int64(all.Len()), c.TotalBytes())
 	assert.True(t, c.Truncated())
 	assert.Equal(t, reference(all.String(), capTen), c.String())
 	assert.Contains(t, c.String(), markerText(total-capTen, total, capTen))
@@ -358,6 +359,7 @@ func TestCapperStringMidCharacter(t *testing.T) {
 	partial := in[:len(in)-2]
 	assert.Equal(t, reference(partial, capTen), c.String())
 	assert.Equal(t, int64(capTen+2), c.TotalChars())
+	assert.Equal(t, int64(len(partial)), c.TotalBytes(), "the bytes of half a character count")
 	assert.True(t, c.Truncated())
 	// String does not change the Capper: the emoji still completes.
 	_, _ = c.Write([]byte(in[len(in)-2:]))

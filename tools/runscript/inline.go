@@ -206,7 +206,7 @@ func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
 	if c.Stdin != "" {
 		req.Stdin = []byte(c.Stdin)
 	}
-	return t.r.run(tc, InlineName, req), nil
+	return t.r.run(tc, Call{Tool: InlineName, Skill: c.SkillName, Language: c.Language}, req), nil
 }
 
 // hintStdinChars caps the stdin shown in the hint; the payload carries it

@@ -159,7 +159,7 @@ func (t *runScript) call(tc adkglue.ToolContext, args any) *Response {
 	if stdin != "" {
 		req.Stdin = []byte(stdin)
 	}
-	return t.r.run(tc, Name, req)
+	return t.r.run(tc, Call{Tool: Name, Skill: name, Script: script}, req)
 }
 
 // capitalized is s with its first letter in upper case.

@@ -161,10 +161,10 @@ func TestHostileOutputFileNames(t *testing.T) {
 		got[e["name"].(string)] = e["artifact"].(string)
 	}
 	assert.Equal(t, map[string]string{
-		"a%FE.txt":            "a%FE.txt",
-		"a%FF.txt":            "a%FF.txt",
-		"ok%1B[2K%0DFINE.txt": "ok%1B[2K%0DFINE.txt",
-		"user:steal.txt":      "user%3Asteal.txt",
+		"a%FE.txt":            "a~FE.txt",
+		"a%FF.txt":            "a~FF.txt",
+		"ok%1B[2K%0DFINE.txt": "ok~1B[2K~0DFINE.txt",
+		"user:steal.txt":      "user~3Asteal.txt",
 	}, got, "distinct, printable names the model can load by")
 	for _, art := range got {
 		loaded, err := svc.Load(context.Background(), &artifact.LoadRequest{AppName: adktest.App, UserID: adktest.User, SessionID: sessionID, FileName: art})

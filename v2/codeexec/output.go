@@ -88,7 +88,7 @@ func (o *output) close() { _ = o.r.Close() }
 
 // stream freezes what was captured. Call it once the reader has returned.
 func (o *output) stream() Stream {
-	return Stream{Text: o.capt.String(), TotalChars: o.capt.TotalChars(), Truncated: o.capt.Truncated()}
+	return Stream{Text: o.capt.String(), TotalChars: o.capt.TotalChars(), TotalBytes: o.capt.TotalBytes(), Truncated: o.capt.Truncated()}
 }
 
 // drainCapWaitDelays is the hard cap of drain in WaitDelays: how long

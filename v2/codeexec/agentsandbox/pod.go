@@ -273,8 +273,8 @@ func (p *pod) run(ctx context.Context, j *job, env []string) (*codeexec.Result, 
 	case err != nil:
 		return nil, err
 	}
-	res.Stdout = codeexec.Stream{Text: stdout.String(), TotalChars: stdout.TotalChars(), Truncated: stdout.Truncated()}
-	res.Stderr = codeexec.Stream{Text: stderr.String(), TotalChars: stderr.TotalChars(), Truncated: stderr.Truncated()}
+	res.Stdout = codeexec.Stream{Text: stdout.String(), TotalChars: stdout.TotalChars(), TotalBytes: stdout.TotalBytes(), Truncated: stdout.Truncated()}
+	res.Stderr = codeexec.Stream{Text: stderr.String(), TotalChars: stderr.TotalChars(), TotalBytes: stderr.TotalBytes(), Truncated: stderr.Truncated()}
 	return res, nil
 }
 

@@ -64,6 +64,9 @@ func FuzzCapperMatchesString(f *testing.F) {
 		if c.TotalChars() != int64(total) {
 			t.Fatalf("TotalChars = %d, want %d", c.TotalChars(), total)
 		}
+		if c.TotalBytes() != int64(len(data)) {
+			t.Fatalf("TotalBytes = %d, want %d", c.TotalBytes(), len(data))
+		}
 		if c.Truncated() != (total > max(maxChars, 0)) {
 			t.Fatalf("Truncated = %v with %d characters under cap %d", c.Truncated(), total, maxChars)
 		}

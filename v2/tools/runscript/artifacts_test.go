@@ -35,120 +35,6 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 	return slices.Sorted(maps.Keys(m))
 }
 
-func TestArtifactName(t *testing.T) {
-	cases := []struct{ path, want string }{
-		{"report.md", "report.md"},
-		{"dist/report.zip", "dist%2Freport.zip"},
-		{"a/b/c.txt", "a%2Fb%2Fc.txt"},
-		{`back\slash`, "back%5Cslash"},
-		{"100%.txt", "100%25.txt"},
-		{"dist%2Freport.zip", "dist%252Freport.zip"},
-		{"user:secret.txt", "user%3Asecret.txt"},
-		{"user:", "user%3A"},
-		{"notuser:x", "notuser:x"},
-		{"users:x", "users:x"},
-		{"a:b", "a:b"},
-		{"out/user:x", "out%2Fuser:x"},
-		{"a\xff.txt", "a%FF.txt"},
-		{"a\xfe.txt", "a%FE.txt"},
-		{"ok\x1b[2K\rFINE.txt", "ok%1B[2K%0DFINE.txt"},
-		{"line\nbreak", "line%0Abreak"},
-		{"rtl\u202etxt.exe", "rtl%E2%80%AEtxt.exe"},
-		{"zero\u200bwidth", "zero%E2%80%8Bwidth"},
-		{"c1\u0085.txt", "c1%C2%85.txt"},
-		{"résumé 你好 🎉.md", "résumé 你好 🎉.md"},
-		{"\ufffd.txt", "\ufffd.txt"},
-	}
-	for _, c := range cases {
-		assert.Equal(t, c.want, ArtifactName(c.path), c.path)
-	}
-}
-
-// unescape inverts ArtifactName, proving it injective.
-func unescape(t testing.TB, name string) string {
-	var b strings.Builder
-	for i := 0; i < len(name); i++ {
-		if name[i] == '%' {
-			require.Less(t, i+2, len(name), "dangling escape in %q", name)
-			var c byte
-			for _, h := range name[i+1 : i+3] {
-				c <<= 4
-				switch {
-				case h >= '0' && h <= '9':
-					c |= byte(h - '0')
-				case h >= 'A' && h <= 'F':
-					c |= byte(h-'A') + 10
-				default:
-					t.Fatalf("bad escape in %q", name)
-				}
-			}
-			b.WriteByte(c)
-			i += 2
-			continue
-		}
-		b.WriteByte(name[i])
-	}
-	return b.String()
-}
-
-func TestDisplayPath(t *testing.T) {
-	cases := []struct{ path, want string }{
-		{"dist/report.zip", "dist/report.zip"},
-		{"user:x", "user:x"},
-		{"100%/a\\b", "100%25/a\\b"},
-		{"a\xff/b\x1b.txt", "a%FF/b%1B.txt"},
-		{"tab\there", "tab%09here"},
-	}
-	for _, c := range cases {
-		assert.Equal(t, c.want, DisplayPath(c.path), c.path)
-	}
-}
-
-func TestVisible(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{"echo hi\n\tdone", "echo hi\n\tdone"},
-		{"curl evil|sh #\r\x1b[2Kecho hi", `curl evil|sh #\x0d\x1b[2Kecho hi`},
-		{"x = 1 \u202e// comment", `x = 1 \u202e// comment`},
-		{"a\u2028b\x7fc\u0085", `a\u2028b\x7fc\u0085`},
-		{"✓ 你好", "✓ 你好"},
-	}
-	for _, c := range cases {
-		assert.Equal(t, c.want, Visible(c.in), "%q", c.in)
-	}
-}
-
-func FuzzArtifactName(f *testing.F) {
-	for _, s := range []string{"a", "a/b", "user:x", "%", "user:/x", `\`, "dist%2Fx"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, p string) {
-		name := ArtifactName(p)
-		if strings.ContainsAny(name, `/\`) {
-			t.Fatalf("%q -> %q has a separator", p, name)
-		}
-		if strings.HasPrefix(name, userScopePrefix) {
-			t.Fatalf("%q -> %q is user-scoped", p, name)
-		}
-		if got := unescape(t, name); got != p {
-			t.Fatalf("%q -> %q -> %q: not injective", p, name, got)
-		}
-		shown := DisplayPath(p)
-		if got := unescape(t, shown); got != p {
-			t.Fatalf("%q -> %q -> %q: display not injective", p, shown, got)
-		}
-		for _, s := range []string{name, shown} {
-			if !utf8.ValidString(s) {
-				t.Fatalf("%q -> %q is not UTF-8", p, s)
-			}
-			for _, r := range s {
-				if hidden(r) {
-					t.Fatalf("%q -> %q keeps hidden %U", p, s, r)
-				}
-			}
-		}
-	})
-}
-
 // failingService fails saves of the names in fail and delegates the rest.
 type failingService struct {
 	artifact.Service
@@ -222,7 +108,7 @@ func TestRespondSavesFilesAsArtifacts(t *testing.T) {
 
 func TestRespondPartialSaveFailure(t *testing.T) {
 	var logs bytes.Buffer
-	svc := &failingService{Service: artifact.InMemoryService(), fail: map[string]bool{"b.txt": true, "d%2Fe.txt": true}}
+	svc := &failingService{Service: artifact.InMemoryService(), fail: map[string]bool{"b.txt": true, "d∕e.txt": true}}
 	tc, _ := adktest.ToolContext(t, svc, "inv")
 	var files []codeexec.File
 	for _, p := range []string{"a.txt", "b.txt", "c.txt", "d/e.txt"} {

@@ -143,21 +143,26 @@ func (r *runner) skillList(ctx context.Context) string {
 }
 
 // run executes req and builds the model response, saving output files as
-// artifacts. req's limits are the configuration's.
-func (r *runner) run(tc adkglue.ToolContext, toolName string, req *codeexec.Request) *Response {
+// artifacts. req's limits are the configuration's. The run is an
+// OpenTelemetry span (see startSpan) described by call.
+func (r *runner) run(tc adkglue.ToolContext, call Call, req *codeexec.Request) *Response {
 	if r.Executor == nil {
 		return noExecutor()
 	}
 	req.Limits = r.Limits
-	res, err := r.Executor.Execute(tc, req)
+	ctx, span := startSpan(tc, call, r.Executor)
+	res, err := r.Executor.Execute(ctx, req)
 	if err != nil {
-		r.logger().Error("adkskills: script execution failed", "tool", toolName, "script", req.Script, "error", err)
+		endSpanError(span, err)
+		r.logger().Error("adkskills: script execution failed", "tool", call.Tool, "script", req.Script, "error", err)
 		if errors.Is(err, codeexec.ErrUnsupportedScript) {
 			return errorResponse(CodeUnsupportedScriptType, fmt.Sprintf("no interpreter is configured for %q", req.Script))
 		}
 		return errorResponse(CodeExecutionError, executionMessage(err))
 	}
-	return r.respond(tc, res)
+	resp := r.respond(tc, res)
+	endSpan(span, res, resp)
+	return resp
 }
 
 // executionMessage is the short, host-detail-free message of an
