@@ -17,9 +17,9 @@ import (
 	"github.com/adkskills/adkskills/internal/valid"
 )
 
-// InputFilesHelp says, in the tools' declarations, what an input_files
+// inputFilesHelp says, in the tools' declarations, what an input_files
 // entry may be and the glob syntax.
-const InputFilesHelp = "Files of this session to place in the working directory before the script starts, " +
+const inputFilesHelp = "Files of this session to place in the working directory before the script starts, " +
 	"at their paths, byte for byte (latest version): each entry is an artifact name (as output_files[].artifact reports it, " +
 	"or an uploaded file's), a file path as output_files[].name reports it (\"unpacked/word/document.xml\"), " +
 	"or a glob over those paths: * and ? match within one folder, [abc] and [^abc] one character of a class or not, ** any number of folders " +
@@ -407,7 +407,7 @@ func (r *runner) loadInputs(tc adkglue.ToolContext, ins []inputFile) ([]codeexec
 
 // inputFilesSchema declares input_files.
 func inputFilesSchema() *genai.Schema {
-	return &genai.Schema{Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: InputFilesHelp}
+	return &genai.Schema{Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: inputFilesHelp}
 }
 
 // inputEntries reads input_files and checks each entry's form.
