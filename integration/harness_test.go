@@ -121,8 +121,14 @@ func newHarness(t testing.TB, cfg harnessConfig) *harness {
 // send runs one turn with msg and returns its events.
 func (h *harness) send(msg *genai.Content) []*session.Event {
 	h.t.Helper()
+	return h.sendWith(msg, agent.RunConfig{})
+}
+
+// sendWith runs one turn with msg under cfg and returns its events.
+func (h *harness) sendWith(msg *genai.Content, cfg agent.RunConfig) []*session.Event {
+	h.t.Helper()
 	var events []*session.Event
-	for ev, err := range h.runner.Run(context.Background(), userID, h.sessionID, msg, agent.RunConfig{}) {
+	for ev, err := range h.runner.Run(context.Background(), userID, h.sessionID, msg, cfg) {
 		require.NoError(h.t, err)
 		events = append(events, ev)
 	}

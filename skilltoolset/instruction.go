@@ -1,8 +1,11 @@
 package skilltoolset
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/adkskills/adkskills/tools/runscript"
 )
 
 type instructionConfig struct {
@@ -41,6 +44,11 @@ func buildInstruction(c instructionConfig) string {
 		step("A run returns `status` (success, error or timeout), `exit_code`, `stdout` and `stderr`. Very long output keeps its beginning and end around a marker that says how much was cut. " +
 			"Every file the script writes in its working directory is saved as an artifact and listed in `output_files` with its `name`, `artifact` and `version`; the file's content is not in the response. " +
 			"Tell the user which artifacts were produced, by artifact name.")
+		step("Every run starts from a fresh copy of the skill's folder. To give a script files of this session (a file the user uploaded, or files an earlier run wrote), " +
+			"list them in `input_files`: artifact names, file paths as `output_files[].name` reports them, or globs over those paths " +
+			"(`*` within one folder, `**` across folders, e.g. `unpacked/**`). Each file is placed at its path in the working directory before the script starts, " +
+			"so a tree an earlier run wrote comes back as the same tree; pass paths in `args` as the script expects them. " +
+			"A file the run leaves unchanged is not reported again; a changed one is saved as a new version of the same artifact.")
 	}
 	if c.inline {
 		step("`run_skill_inline_script` runs code you write (language: " + strings.Join(c.languages, ", ") + "), optionally inside a skill's folder with `skill_name`. " +
@@ -53,4 +61,35 @@ func buildInstruction(c instructionConfig) string {
 		b.WriteString("\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// maxListedFilesChars bounds the list of the session's files the
+// instruction carries: a session with thousands of files lists what fits
+// and counts the rest, which a glob selects.
+const maxListedFilesChars = 2_000
+
+// sessionFilesNote is the instruction's list of the files input_files can
+// pass in, by path, quoted so that a name reads as data; "" when the
+// session has none.
+func sessionFilesNote(files []runscript.SessionFile) string {
+	if len(files) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Files of this session that `input_files` can pass in, by path (%d): ", len(files))
+	used := 0
+	for i, f := range files {
+		q := strconv.Quote(f.Path)
+		if used+len(q) > maxListedFilesChars {
+			fmt.Fprintf(&b, "… and %d more (select them with a glob).", len(files)-i)
+			return b.String()
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(q)
+		used += len(q) + 2
+	}
+	b.WriteString(".")
+	return b.String()
 }

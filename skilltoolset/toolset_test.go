@@ -2,6 +2,7 @@ package skilltoolset
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,11 +13,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/artifact"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/tool/skilltoolset/skill"
+	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/adktest"
+	"github.com/adkskills/adkskills/tools/runscript"
 )
 
 var testSkills = fstest.MapFS{
@@ -47,6 +51,7 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		"empty name":            WithName(" "),
 		"negative limits":       WithOutputLimits(codeexec.FileLimits{MaxFiles: -1}),
 		"negative staging":      WithStagingLimit(-1),
+		"negative inputs":       WithInputLimits(codeexec.FileLimits{MaxTotalBytes: -1}),
 		"nil logger":            WithLogger(nil),
 		"invalid executor":      WithCodeExecutor(codeexec.NewLocal(codeexec.WithWorkspaceDir("relative"))),
 		"invalid sandbox":       WithCodeExecutor(codeexec.NewSandbox(codeexec.WithTmpSize(-1))),
@@ -107,6 +112,8 @@ func TestNameAndInstruction(t *testing.T) {
 	assert.Contains(t, text, "run_skill_script")
 	assert.NotContains(t, text, "run_skill_inline_script")
 	assert.NotContains(t, text, "via bash")
+	assert.Contains(t, text, "`input_files`", "the model is told how to pass files in")
+	assert.Contains(t, text, "`unpacked/**`")
 	assert.NotContains(t, ts.variants[0].instruction, "run_skill_script", "without scripts the instruction does not offer them")
 }
 
@@ -181,4 +188,63 @@ func TestScriptsAreLookedForOncePerInvocation(t *testing.T) {
 		}
 		assert.Equal(t, skills, src.walks.Load()-before, "%s: one walk of each skill per invocation", inv)
 	}
+}
+
+// TestInstructionListsSessionFiles: the model sees, by path, the files
+// input_files can pass in (a session's user-scoped artifacts aside), within
+// maxListedFilesChars however many there are.
+func TestInstructionListsSessionFiles(t *testing.T) {
+	cases := []struct {
+		name  string
+		saved []string
+		want  string
+	}{
+		{name: "none", want: ""},
+		{name: "some", saved: []string{"artifact_e-1_0", runscript.ArtifactName("unpacked/word/document.xml"), "user:profile.txt", "ok\x1b[2J.txt"},
+			want: "Files of this session that `input_files` can pass in, by path (3): \"artifact_e-1_0\", \"ok\\x1b[2J.txt\", \"unpacked/word/document.xml\"."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			svc := artifact.InMemoryService()
+			tc, sessionID := adktest.ToolContext(t, svc, "inv")
+			for _, n := range c.saved {
+				_, err := svc.Save(context.Background(), &artifact.SaveRequest{AppName: adktest.App, UserID: adktest.User, SessionID: sessionID, FileName: n, Part: &genai.Part{Text: "x"}})
+				require.NoError(t, err)
+			}
+			ts, err := New(context.Background(), NewFSSource(testSkills), WithCodeExecutor(codeexec.NewLocal()))
+			require.NoError(t, err)
+			req := &model.LLMRequest{}
+			require.NoError(t, ts.ProcessRequest(tc, req))
+			text := systemText(req)
+			if c.want == "" {
+				assert.NotContains(t, text, "Files of this session")
+				return
+			}
+			assert.True(t, strings.HasSuffix(text, "\n\n"+c.want), text)
+		})
+	}
+
+	svc := artifact.InMemoryService()
+	tc, sessionID := adktest.ToolContext(t, svc, "inv")
+	const n = 1_000
+	for i := range n {
+		_, err := svc.Save(context.Background(), &artifact.SaveRequest{AppName: adktest.App, UserID: adktest.User, SessionID: sessionID,
+			FileName: runscript.ArtifactName(fmt.Sprintf("many/f%04d.txt", i)), Part: &genai.Part{Text: "x"}})
+		require.NoError(t, err)
+	}
+	ts, err := New(context.Background(), NewFSSource(testSkills), WithCodeExecutor(codeexec.NewLocal()))
+	require.NoError(t, err)
+	req := &model.LLMRequest{}
+	require.NoError(t, ts.ProcessRequest(tc, req))
+	text := systemText(req)
+	note := text[strings.LastIndex(text, "Files of this session"):]
+	assert.LessOrEqual(t, len(note), maxListedFilesChars+200, "the list is bounded")
+	assert.Contains(t, note, fmt.Sprintf("by path (%d): \"many/f0000.txt\"", n))
+	assert.Regexp(t, `… and \d+ more \(select them with a glob\)\.$`, note)
+
+	noFiles, err := New(context.Background(), NewFSSource(onlyDocsSkills), WithCodeExecutor(codeexec.NewLocal()))
+	require.NoError(t, err)
+	req = &model.LLMRequest{}
+	require.NoError(t, noFiles.ProcessRequest(tc, req))
+	assert.NotContains(t, systemText(req), "Files of this session", "no script tool, no list")
 }

@@ -46,7 +46,7 @@ func TestBinaryExitCodes(t *testing.T) {
 		{"bad flag", []string{"list", "--colour"}, 2, "", "adkskills: list: unknown flag --colour (its flags: --skills)"},
 		{"help", []string{"run", "--help"}, 0, "Usage: adkskills run", ""},
 		{"validate errors", []string{"validate", "--skills", "testdata/badskills"}, 1, "10 skills, 10 problems (7 errors, 3 warnings)", ""},
-		{"validate clean", []string{"validate"}, 0, "4 skills, 3 problems (0 errors, 3 warnings)", ""},
+		{"validate clean", []string{"validate"}, 0, "5 skills, 3 problems (0 errors, 3 warnings)", ""},
 		{"list", []string{"list"}, 0, "report-writer\n", ""},
 		{"artifacts", []string{"artifacts", "cat", "report.md"}, 0, "# Report for Ada", ""},
 		{"chat without a key", []string{"chat"}, 2, "", "export GOOGLE_API_KEY="},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,12 +21,16 @@ import (
 const artifactsAbout = `Lists the artifacts of a session of the store (ls, the default): name,
 number of versions, latest version, its size and MIME type. cat prints the
 raw bytes of an artifact's latest version, or of --version N. NAME is the
-artifact name (dist∕report.zip) or the script's file path (dist/report.zip).`
+artifact name (dist∕report.zip) or the script's file path (dist/report.zip).
+--app, --user and --session pick the session, so an agent's own store
+(fileartifact.New) can be browsed with the names its runner uses.`
 
 func artifactsCommand(ctx context.Context, c *cli, args []string) int {
 	fs := newFlagSet("artifacts", "adkskills artifacts [ls] [flags]\n       adkskills artifacts cat NAME [--version N] [flags]", artifactsAbout)
 	var st storeFlags
 	st.register(fs)
+	app := fs.String("app", appName, "the ADK app `NAME` (runner.Config.AppName) whose artifacts to browse")
+	user := fs.String("user", "", "the `USER` ID whose artifacts to browse (default the OS user, as run and chat save)")
 	version := fs.Int64("version", 0, "cat: the `N`th version (default the latest)")
 	pos, _, code, done := c.parse(fs, args)
 	if done {
@@ -53,43 +58,52 @@ func artifactsCommand(ctx context.Context, c *cli, args []string) int {
 	default:
 		return c.usageError(fs, "artifacts: unknown subcommand %q (ls or cat)", sub)
 	}
+	if *app == "" {
+		return c.usageError(fs, "artifacts: --app must not be empty")
+	}
 	store, dir, err := c.openStore(st.dir)
 	if err != nil {
 		c.errorf("%v", err)
 		return exitFailure
 	}
+	sc := scope{app: *app, user: cmp.Or(*user, c.userID()), session: st.session}
 	if sub == "ls" {
-		return c.artifactsLs(ctx, store, dir, st.session)
+		return c.artifactsLs(ctx, store, dir, sc)
 	}
-	return c.artifactsCat(ctx, store, st.session, pos[0], *version)
+	return c.artifactsCat(ctx, store, sc, pos[0], *version)
 }
 
-func (c *cli) artifactsLs(ctx context.Context, store *fileartifact.Service, dir, sessionID string) int {
-	userID := c.userID()
-	list, err := store.List(ctx, &artifact.ListRequest{AppName: appName, UserID: userID, SessionID: sessionID})
+// scope is the app, user and session whose artifacts a command reads.
+type scope struct {
+	app, user, session string
+}
+
+func (c *cli) artifactsLs(ctx context.Context, store *fileartifact.Service, dir string, sc scope) int {
+	app, userID, sessionID := sc.app, sc.user, sc.session
+	list, err := store.List(ctx, &artifact.ListRequest{AppName: app, UserID: userID, SessionID: sessionID})
 	if err != nil {
 		c.errorf("listing artifacts: %v", err)
 		return exitFailure
 	}
 	if len(list.FileNames) == 0 {
-		fmt.Fprintf(c.stderr, "adkskills: no artifacts in session %q of %s\n", sessionID, dir)
+		fmt.Fprintf(c.stderr, "adkskills: no artifacts in session %q of user %q, app %q, in %s\n", sessionID, userID, app, dir)
 		return exitOK
 	}
 	names := slices.Sorted(slices.Values(list.FileNames))
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tVERSIONS\tLATEST\tSIZE\tMIME")
 	for _, name := range names {
-		vs, err := store.Versions(ctx, &artifact.VersionsRequest{AppName: appName, UserID: userID, SessionID: sessionID, FileName: name})
+		vs, err := store.Versions(ctx, &artifact.VersionsRequest{AppName: app, UserID: userID, SessionID: sessionID, FileName: name})
 		if err != nil || len(vs.Versions) == 0 {
 			fmt.Fprintf(tw, "%s\t?\t?\t?\t%v\n", name, err)
 			continue
 		}
 		latest := slices.Max(vs.Versions)
 		mime, size := "?", "?"
-		if v, err := store.GetArtifactVersion(ctx, &artifact.GetArtifactVersionRequest{AppName: appName, UserID: userID, SessionID: sessionID, FileName: name, Version: latest}); err == nil {
+		if v, err := store.GetArtifactVersion(ctx, &artifact.GetArtifactVersionRequest{AppName: app, UserID: userID, SessionID: sessionID, FileName: name, Version: latest}); err == nil {
 			mime = v.ArtifactVersion.MimeType
 		}
-		if p, err := store.Path(appName, userID, sessionID, name, latest); err == nil {
+		if p, err := store.Path(app, userID, sessionID, name, latest); err == nil {
 			if fi, err := os.Stat(p); err == nil {
 				size = humanSize(fi.Size())
 			}
@@ -103,8 +117,8 @@ func (c *cli) artifactsLs(ctx context.Context, store *fileartifact.Service, dir,
 	return exitOK
 }
 
-func (c *cli) artifactsCat(ctx context.Context, store *fileartifact.Service, sessionID, name string, version int64) int {
-	userID := c.userID()
+func (c *cli) artifactsCat(ctx context.Context, store *fileartifact.Service, sc scope, name string, version int64) int {
+	app, userID, sessionID := sc.app, sc.user, sc.session
 	// NAME may be a script's file path: look under the name it was saved
 	// under, directly when NAME cannot be an artifact name, else when NAME
 	// itself is not found; then under the name an earlier release gave it.
@@ -113,13 +127,13 @@ func (c *cli) artifactsCat(ctx context.Context, store *fileartifact.Service, ses
 	if strings.ContainsAny(name, "/\\") {
 		lookupName = mapped
 	}
-	p, err := store.Path(appName, userID, sessionID, lookupName, version)
+	p, err := store.Path(app, userID, sessionID, lookupName, version)
 	if errors.Is(err, fs.ErrNotExist) && lookupName != mapped {
-		p, err = store.Path(appName, userID, sessionID, mapped, version)
+		p, err = store.Path(app, userID, sessionID, mapped, version)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		if old, ok := legacyName(ctx, store, userID, sessionID, name); ok {
-			p, err = store.Path(appName, userID, sessionID, old, version)
+		if old, ok := legacyName(ctx, store, sc, name); ok {
+			p, err = store.Path(app, userID, sessionID, old, version)
 		}
 	}
 	if err != nil {
@@ -149,8 +163,8 @@ func (c *cli) artifactsCat(ctx context.Context, store *fileartifact.Service, ses
 
 // legacyName finds the artifact an earlier release saved the file path p
 // under (its names escaped with "%": "dist%2Freport.zip").
-func legacyName(ctx context.Context, store *fileartifact.Service, userID, sessionID, p string) (string, bool) {
-	list, err := store.List(ctx, &artifact.ListRequest{AppName: appName, UserID: userID, SessionID: sessionID})
+func legacyName(ctx context.Context, store *fileartifact.Service, sc scope, p string) (string, bool) {
+	list, err := store.List(ctx, &artifact.ListRequest{AppName: sc.app, UserID: sc.user, SessionID: sc.session})
 	if err != nil {
 		return "", false
 	}

@@ -9,7 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,8 +27,10 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/fileartifact"
+	"github.com/adkskills/adkskills/internal/encoding"
 	"github.com/adkskills/adkskills/internal/scripted"
 	"github.com/adkskills/adkskills/internal/skillfs"
+	"github.com/adkskills/adkskills/internal/valid"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
@@ -37,6 +41,11 @@ run_skill_script tool, called once by a scripted model under ADK's runner,
 with the files the script writes saved in the artifact store.
 
 ARGS after -- are passed to the script as argv, never through a shell.
+--input FILE saves a local file into the session first (as the artifact
+named after the file) and passes it in: the script finds it in its working
+directory under the file's name. --input-artifact passes in what the
+session already has: an artifact name, a file path an earlier run wrote, or
+a glob over those paths (unpacked/**), as the model's input_files does.
 Exit status: 0 success; the script's exit code (1..125) when it failed;
 124 on timeout; 1 when the tool refused the call; 2 for a usage error.`
 
@@ -49,6 +58,9 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 	var ex execFlags
 	ex.register(fs)
 	stdinArg := fs.String("stdin", "", "the script's standard input: a `FILE`, or - for this command's stdin")
+	var inputs, inputArtifacts repeated
+	fs.Var(&inputs, "input", "save the local `FILE` into the session and pass it in, under its file name (repeatable)")
+	fs.Var(&inputArtifacts, "input-artifact", "pass in the session's files: an artifact name, a file path or a glob such as 'unpacked/**' (an `ENTRY` of input_files; repeatable)")
 	asJSON := fs.Bool("json", false, "print exactly the function response the model gets, as JSON, and nothing else on stdout")
 	pos, scriptArgs, code, done := c.parse(fs, args)
 	if done {
@@ -64,6 +76,11 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 		return c.usageError(fs, "run: %v", err)
 	}
 	call := scriptCall{skill: pos[0], script: pos[1], args: scriptArgs}
+	uploads, err := c.readInputs(inputs)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitUsage
+	}
 	if *stdinArg != "" {
 		in, err := c.readStdin(*stdinArg, runscript.MaxStdinBytes)
 		if err != nil {
@@ -78,6 +95,15 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 	}
 	defer wb.root.Close()
 	root, store, exe := wb.root, wb.store, wb.exe
+	saved, err := c.saveInputs(ctx, store, st.session, uploads)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	for _, u := range saved {
+		call.inputs = append(call.inputs, u.artifact)
+	}
+	call.inputs = append(call.inputs, inputArtifacts...)
 	timed := &timedExecutor{Executor: exe}
 	// The toolset's log (executor and save failures) is held back until the
 	// outcome is known, so a failure is explained once.
@@ -121,6 +147,7 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 		return exitFailure
 	}
 	if !*asJSON {
+		c.printInputs(saved)
 		c.printRun(store, st.session, call, res, timed.duration())
 	}
 	return runExitCode(res)
@@ -158,6 +185,7 @@ type scriptCall struct {
 	skill, script string
 	args          []string
 	stdin         *string
+	inputs        []string // input_files
 }
 
 // functionCall is the run_skill_script call a model would make.
@@ -169,6 +197,13 @@ func (s scriptCall) functionCall() *genai.FunctionCall {
 	args := map[string]any{"skill_name": s.skill, "script_path": s.script, "args": argv}
 	if s.stdin != nil {
 		args["stdin"] = *s.stdin
+	}
+	if len(s.inputs) > 0 {
+		in := make([]any, 0, len(s.inputs))
+		for _, e := range s.inputs {
+			in = append(in, e)
+		}
+		args["input_files"] = in
 	}
 	return &genai.FunctionCall{Name: runscript.Name, Args: args}
 }
@@ -333,4 +368,82 @@ func (c *cli) printRun(store *fileartifact.Service, sessionID string, call scrip
 		line += fmt.Sprintf(", %d file(s) saved", saved)
 	}
 	fmt.Fprintln(w, line+" ==")
+}
+
+// repeated is a flag that may be given several times.
+type repeated []string
+
+func (r *repeated) String() string { return strings.Join(*r, ", ") }
+
+// Set implements flag.Value.
+func (r *repeated) Set(v string) error {
+	*r = append(*r, v)
+	return nil
+}
+
+// upload is one --input file: read, then saved into the session.
+type upload struct {
+	file     string // as given
+	path     string // where the script finds it: the file's name
+	data     []byte
+	artifact string // the artifact it was saved as
+	version  int64
+}
+
+// readInputs reads the --input files, each within the input file limit
+// the toolset applies, refusing two that would land at one path.
+func (c *cli) readInputs(files []string) ([]upload, error) {
+	limit := codeexec.Limits{}.WithDefaults().Output.MaxFileBytes
+	var out []upload
+	seen := map[string]string{}
+	for _, file := range files {
+		name := filepath.Base(file)
+		if _, err := valid.Path(name); err != nil || name == "." || name == string(filepath.Separator) {
+			return nil, fmt.Errorf("--input %s: not a file name a script can be given", file)
+		}
+		if prev, ok := seen[name]; ok {
+			return nil, fmt.Errorf("--input %s and %s: both would be %s in the script's folder", prev, file, name)
+		}
+		seen[name] = file
+		f, err := os.Open(c.abs(file))
+		if err != nil {
+			return nil, fmt.Errorf("--input: %w", err)
+		}
+		data, err := io.ReadAll(io.LimitReader(f, limit+1))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("--input %s: %w", file, err)
+		}
+		if int64(len(data)) > limit {
+			return nil, fmt.Errorf("--input %s: over %s, the limit of one input file", file, humanSize(limit))
+		}
+		out = append(out, upload{file: file, path: name, data: data})
+	}
+	return out, nil
+}
+
+// saveInputs saves the --input files into the session, as the artifact
+// each one's path maps to: a new version when the session has it already.
+func (c *cli) saveInputs(ctx context.Context, store artifact.Service, sessionID string, uploads []upload) ([]upload, error) {
+	for i, u := range uploads {
+		name := runscript.ArtifactName(u.path)
+		part := &genai.Part{InlineData: &genai.Blob{Data: u.data, MIMEType: encoding.MIMEType(u.path, u.data)}}
+		resp, err := store.Save(ctx, &artifact.SaveRequest{AppName: appName, UserID: c.userID(), SessionID: sessionID, FileName: name, Part: part})
+		if err != nil {
+			return nil, fmt.Errorf("--input %s: saving it into the session: %w", u.file, err)
+		}
+		uploads[i].artifact, uploads[i].version, uploads[i].data = name, resp.Version, nil
+	}
+	return uploads, nil
+}
+
+// printInputs lists the --input files as saved.
+func (c *cli) printInputs(saved []upload) {
+	if len(saved) == 0 {
+		return
+	}
+	fmt.Fprintf(c.stdout, "== input files ==\n")
+	for _, u := range saved {
+		fmt.Fprintf(c.stdout, "%s -> artifact %q version %d, passed in as %s\n", u.file, u.artifact, u.version, runscript.DisplayPath(u.path))
+	}
 }

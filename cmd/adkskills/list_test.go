@@ -25,10 +25,11 @@ func TestList(t *testing.T) {
 			skills: testSkills(t),
 			stdout: []string{
 				"node-tools\n    Node.js scripts", "    scripts: scripts/echo.js\n",
+				"office-roundtrip\n", "    scripts: scripts/edit.py, scripts/pack.py, scripts/unpack.py\n",
 				"py-tools\n", "    scripts: scripts/env.py, scripts/fail.py, scripts/upper.py\n",
 				"report-writer\n    Writes a short report about a person (Markdown, JSON and a PNG badge) from\n    the cards in its folder.",
 				"    scripts: scripts/fmt_helpers.py, scripts/report.py\n",
-				"shell-tools\n", "\n4 skills in ",
+				"shell-tools\n", "\n5 skills in ",
 			},
 			absent: []string{"cannot be loaded", "SKILL.md", "cards/greeting.txt"},
 		},
@@ -113,7 +114,7 @@ func TestValidateCommand(t *testing.T) {
 				testSkills(t) + "/shell-tools/SKILL.md:4: warning: unknown frontmatter key \"argument-hint\": not in the Agent Skills specification, so it is ignored",
 				testSkills(t) + "/shell-tools/SKILL.md:5: warning: unknown frontmatter key \"user-invocable\": not in the Agent Skills specification, so it is ignored",
 				testSkills(t) + "/shell-tools/SKILL.md:6: warning: unknown frontmatter key \"version\": not in the Agent Skills specification, so it is ignored",
-				"4 skills, 3 problems (0 errors, 3 warnings)",
+				"5 skills, 3 problems (0 errors, 3 warnings)",
 			},
 		},
 		{
@@ -154,7 +155,7 @@ func TestListAndValidateCountTheSameSkills(t *testing.T) {
 	}{
 		{catalogueSkills(t), 6},
 		{badSkills(t), 10},
-		{testSkills(t), 4},
+		{testSkills(t), 5},
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.dir), func(t *testing.T) {

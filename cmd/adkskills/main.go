@@ -26,7 +26,10 @@
 // artifact store defaults to $ADKSKILLS_ARTIFACTS, else
 // $XDG_STATE_HOME/adkskills/artifacts, else ~/.local/state/adkskills/artifacts;
 // runs of run and chat save into the session "cli" of the OS user, so each
-// run adds a version that artifacts ls and cat show.
+// run adds a version that artifacts ls and cat show. run --input FILE saves a
+// local file into that session and passes it in; --input-artifact passes in
+// what the session already has (a name, a path, a glob such as unpacked/**).
+// artifacts --app, --user and --session browse an agent's own store.
 //
 // web serves the agent chat talks to in ADK's web UI, on ADK's own web
 // launcher and REST server (http://localhost:8080/ui/ by default), and

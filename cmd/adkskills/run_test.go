@@ -113,7 +113,7 @@ func TestRunOutcomes(t *testing.T) {
 			name:   "unknown skill lists the skills",
 			args:   []string{"run", "--skills", skills, "nope", "scripts/x.py"},
 			code:   exitFailure,
-			stderr: "adkskills: SKILL_NOT_FOUND: skill \"nope\" not found; available skills: [node-tools py-tools report-writer shell-tools]\n",
+			stderr: "adkskills: SKILL_NOT_FOUND: skill \"nope\" not found; available skills: [node-tools office-roundtrip py-tools report-writer shell-tools]\n",
 		},
 		{
 			name:   "unknown script lists the runnable files",

@@ -53,11 +53,12 @@ const approvalKey = "adkskills:inline_approval:"
 
 // call is one validated call: what the human approves and what runs.
 type call struct {
-	Language  string   `json:"language"`
-	Script    string   `json:"script"`
-	Args      []string `json:"args"`
-	Stdin     string   `json:"stdin,omitempty"`
-	SkillName string   `json:"skill_name,omitempty"`
+	Language   string   `json:"language"`
+	Script     string   `json:"script"`
+	Args       []string `json:"args"`
+	Stdin      string   `json:"stdin,omitempty"`
+	SkillName  string   `json:"skill_name,omitempty"`
+	InputFiles []string `json:"input_files,omitempty"`
 }
 
 // digest identifies the call's content; the confirmation payload carries it
@@ -84,11 +85,12 @@ func (t *runInline) Declaration() *genai.FunctionDeclaration {
 		Parameters: &genai.Schema{
 			Type: genai.TypeObject,
 			Properties: map[string]*genai.Schema{
-				"language":   {Type: genai.TypeString, Enum: t.r.table().Languages(), Description: "The script's language."},
-				"script":     {Type: genai.TypeString, Description: "The complete source code to run."},
-				"args":       {Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: "Command-line arguments (argv, no shell)."},
-				"stdin":      {Type: genai.TypeString, Description: "Optional text for standard input."},
-				"skill_name": {Type: genai.TypeString, Description: "Optional: run inside this skill's folder, with its files available relative to the working directory."},
+				"language":    {Type: genai.TypeString, Enum: t.r.table().Languages(), Description: "The script's language."},
+				"script":      {Type: genai.TypeString, Description: "The complete source code to run."},
+				"args":        {Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: "Command-line arguments (argv, no shell)."},
+				"stdin":       {Type: genai.TypeString, Description: "Optional text for standard input."},
+				"skill_name":  {Type: genai.TypeString, Description: "Optional: run inside this skill's folder, with its files available relative to the working directory."},
+				"input_files": inputFilesSchema(),
 			},
 			Required: []string{"language", "script"},
 		},
@@ -100,7 +102,7 @@ func (t *runInline) ProcessRequest(_ adkglue.ToolContext, req *model.LLMRequest)
 }
 
 func (t *runInline) parse(args any) (call, *codeexec.Interpreter, error) {
-	a, err := parseArgs(args, "language", "script", "args", "stdin", "skill_name")
+	a, err := parseArgs(args, "language", "script", "args", "stdin", "skill_name", "input_files")
 	if err != nil {
 		return call{}, nil, err
 	}
@@ -118,6 +120,9 @@ func (t *runInline) parse(args any) (call, *codeexec.Interpreter, error) {
 		return call{}, nil, err
 	}
 	if c.SkillName, err = a.String("skill_name", false, 1024); err != nil {
+		return call{}, nil, err
+	}
+	if c.InputFiles, err = t.r.inputEntries(a); err != nil {
 		return call{}, nil, err
 	}
 	in, err := t.r.table().ForLanguage(c.Language)
@@ -150,10 +155,17 @@ func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
 	if c.SkillName != "" && t.r.Source == nil {
 		return errorResponse(CodeSkillNotFound, "no skills are configured, so skill_name cannot be used"), nil
 	}
+	script := InlineDir + "/script" + firstExt(*in)
 	if c.SkillName != "" {
 		// Refuse an unknown skill before a human is asked to approve.
 		if _, err := t.r.Source.LoadFrontmatter(tc, c.SkillName); err != nil {
 			_, resp := t.r.loadSkill(tc, c.SkillName)
+			return resp, nil
+		}
+	}
+	if len(c.InputFiles) > 0 {
+		// And input files that cannot be passed in.
+		if _, resp := t.r.inlineInputs(tc, c, script, false); resp != nil {
 			return resp, nil
 		}
 	}
@@ -174,7 +186,7 @@ func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
 	if conf == nil {
 		payload := map[string]any{
 			"language": c.Language, "script": c.Script, "args": c.Args,
-			"stdin": c.Stdin, "skill_name": c.SkillName, "sha256": c.digest(),
+			"stdin": c.Stdin, "skill_name": c.SkillName, "input_files": c.InputFiles, "sha256": c.digest(),
 		}
 		if err := tc.RequestConfirmation(hint(c), payload); err != nil {
 			return nil, err
@@ -193,20 +205,48 @@ func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
 	if d, ok := payloadDigest(conf.Payload); requested && asked != c.digest() || ok && d != c.digest() {
 		return errorResponse(CodeConfirmationRejected, "the approved script differs from this call; nothing ran"), nil
 	}
-	script := InlineDir + "/script" + firstExt(*in)
 	req := &codeexec.Request{Script: script, Interpreter: in, Args: c.Args}
-	if c.SkillName != "" {
-		sk, resp := t.r.loadSkill(tc, c.SkillName)
-		if resp != nil {
-			return resp, nil
-		}
-		req.Skill, req.SkillName = sk.fsys, sk.name
+	sk, resp := t.r.inlineInputs(tc, c, script, true)
+	if resp != nil {
+		return resp, nil
 	}
-	req.Files = []codeexec.File{{Path: script, Data: []byte(c.Script)}}
+	if sk.skill != nil {
+		req.Skill, req.SkillName = sk.skill.fsys, sk.skill.name
+	}
+	req.Files = append([]codeexec.File{{Path: script, Data: []byte(c.Script)}}, sk.inputs...)
 	if c.Stdin != "" {
 		req.Stdin = []byte(c.Stdin)
 	}
 	return t.r.run(tc, Call{Tool: InlineName, Skill: c.SkillName, Language: c.Language}, req), nil
+}
+
+// inlineRun is what an inline call runs in besides its script: the skill
+// folder, if any, and the input files, loaded once approved.
+type inlineRun struct {
+	skill  *stagedSkill
+	inputs []codeexec.File
+}
+
+// inlineInputs loads the call's skill and checks its input files against
+// the session, the skill's files and the script; with load set (after
+// approval), it also loads them.
+func (r *runner) inlineInputs(tc adkglue.ToolContext, c call, script string, load bool) (inlineRun, *Response) {
+	var run inlineRun
+	have := []string{script}
+	if c.SkillName != "" {
+		sk, resp := r.loadSkill(tc, c.SkillName)
+		if resp != nil {
+			return run, resp
+		}
+		run.skill = sk
+		have = append(have, sk.paths...)
+	}
+	ins, resp := r.resolveInputs(tc, c.InputFiles, have)
+	if resp != nil || !load {
+		return run, resp
+	}
+	run.inputs, resp = r.loadInputs(tc, ins)
+	return run, resp
 }
 
 // hintStdinChars caps the stdin shown in the hint; the payload carries it
@@ -226,6 +266,9 @@ func hint(c call) string {
 	fmt.Fprintf(&b, "?\n\n--- script ---\n%s\n--- end of script ---\nargs: %q\n", Visible(c.Script), c.Args)
 	if c.Stdin != "" {
 		fmt.Fprintf(&b, "--- stdin (%d bytes) ---\n%s\n--- end of stdin ---\n", len(c.Stdin), truncate.String(Visible(c.Stdin), hintStdinChars))
+	}
+	if len(c.InputFiles) > 0 {
+		fmt.Fprintf(&b, "input files (from this session, latest versions): %s\n", Visible(fmt.Sprintf("%q", c.InputFiles)))
 	}
 	return b.String()
 }

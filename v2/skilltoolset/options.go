@@ -106,6 +106,18 @@ func WithOutputLimits(l codeexec.FileLimits) Option {
 	}
 }
 
+// WithInputLimits bounds the files a model passes into one run with
+// input_files (runscript.Config.InputLimits; zero fields keep the output
+// files' defaults: 100 files, 32 MiB each, 128 MiB in all; negative is an
+// error). A call over a limit answers INVALID_ARGUMENTS, naming the entry,
+// and runs nothing.
+func WithInputLimits(l codeexec.FileLimits) Option {
+	return func(c *config) error {
+		c.tool.InputLimits = l
+		return nil
+	}
+}
+
 // WithStagingLimit bounds the bytes one run stages: the skill folder and
 // the files passed in (codeexec.Limits.MaxSkillBytes; default
 // codeexec.DefaultMaxSkillBytes, 256 MiB; zero keeps the default, negative

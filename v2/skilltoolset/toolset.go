@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"slices"
 	"sync"
 
@@ -46,6 +47,7 @@ type SkillToolset struct {
 	source skill.Source
 	table  codeexec.Interpreters
 	inline bool
+	logger *slog.Logger
 
 	// variants[1] is used when some skill has a script, variants[0] when not.
 	variants [2]variant
@@ -110,7 +112,10 @@ func New(ctx context.Context, source skill.Source, opts ...Option) (*SkillToolse
 		source = s.WithLogger(cfg.tool.Logger)
 	}
 	cfg.tool.Source = source
-	ts := &SkillToolset{name: cfg.name, source: source, table: codeexec.TableOf(cfg.tool.Executor)}
+	ts := &SkillToolset{name: cfg.name, source: source, table: codeexec.TableOf(cfg.tool.Executor), logger: cfg.tool.Logger}
+	if ts.logger == nil {
+		ts.logger = slog.Default()
+	}
 	hasExecutor := cfg.tool.Executor != nil
 	ts.inline = hasExecutor && cfg.inline
 	// One instruction (and one ADK toolset carrying it) per answer to "does
@@ -247,7 +252,8 @@ func (ts *SkillToolset) ProcessRequest(ctx adkglue.ToolContext, req *model.LLMRe
 		}
 	}
 	v := ts.variants[0]
-	if ts.hasScripts(ctx) {
+	scripts := ts.hasScripts(ctx)
+	if scripts {
 		v = ts.variants[1]
 	}
 	if err := v.inner.ProcessRequest(ctx, req); err != nil {
@@ -258,7 +264,27 @@ func (ts *SkillToolset) ProcessRequest(ctx adkglue.ToolContext, req *model.LLMRe
 		// need the instruction.
 		adkglue.AppendInstructions(req, v.instruction)
 	}
+	if (scripts || ts.inline) && adkglue.HasInstruction(req, v.instruction) {
+		ts.listSessionFiles(ctx, req)
+	}
 	return nil
+}
+
+// listSessionFiles adds to the request the files of the session that
+// input_files can pass in, within maxListedFilesChars. The model sees each
+// run's files in its response, but not the user's uploads by path, and not
+// what an earlier turn's history no longer shows. A listing that fails is
+// logged and left out: the model can still pass names it knows.
+func (ts *SkillToolset) listSessionFiles(ctx adkglue.ToolContext, req *model.LLMRequest) {
+	if ctx == nil {
+		return
+	}
+	files, err := runscript.SessionFiles(ctx, adkglue.Artifacts(ctx))
+	if err != nil {
+		ts.logger.Error("adkskills: listing the session's files for the instruction", "error", err)
+		return
+	}
+	adkglue.AppendInstructions(req, sessionFilesNote(files))
 }
 
 // runnable is what ADK's flow needs of a function tool.

@@ -121,7 +121,7 @@ func TestValidateAgreesWithLoader(t *testing.T) {
 func TestValidateRepositorySkills(t *testing.T) {
 	r, err := Validate(os.DirFS("../../testdata/skills"), nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"node-tools", "py-tools", "report-writer", "shell-tools"}, r.Skills)
+	assert.Equal(t, []string{"node-tools", "office-roundtrip", "py-tools", "report-writer", "shell-tools"}, r.Skills)
 	assert.Zero(t, r.Errors(), "%v", r.Problems)
 	checkProblems(t, "shell-tools", r.Problems, []want{
 		warnAt("SKILL.md", 4, `"argument-hint"`),

@@ -4,6 +4,7 @@ package runscript_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/adk/v2/artifact"
+	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/v2/codeexec"
 	"github.com/adkskills/adkskills/v2/internal/adktest"
@@ -80,4 +82,71 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// Sizes of BenchmarkInputFiles: as many input files as a run takes by
+// default, 1 MiB each.
+const (
+	benchInputs     = codeexec.DefaultMaxOutputFiles
+	benchInputBytes = 1 << 20
+)
+
+// BenchmarkInputFiles stages benchInputs files of benchInputBytes from
+// ADK's in-memory artifact service through run_skill_script (input_files
+// "in/**": list, match, load, stage, run a script that counts them, find
+// them unchanged), beside the same call without inputs.
+//
+//	go test -run '^$' -bench InputFiles -benchmem -benchtime 20x ./tools/runscript/
+func BenchmarkInputFiles(b *testing.B) {
+	dir := b.TempDir()
+	for p, content := range map[string]string{
+		"bench/SKILL.md":         "---\nname: bench\ndescription: Bench.\n---\n",
+		"bench/scripts/count.sh": "ls in 2>/dev/null | wc -l\n",
+	} {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(dir)), Executor: codeexec.NewLocal()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := artifact.InMemoryService()
+	s := adktest.NewSession(b, svc)
+	data := make([]byte, benchInputBytes)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	for i := range benchInputs {
+		_, err := svc.Save(context.Background(), &artifact.SaveRequest{AppName: adktest.App, UserID: adktest.User, SessionID: s.ID(),
+			FileName: runscript.ArtifactName(fmt.Sprintf("in/f%03d.bin", i)), Part: &genai.Part{InlineData: &genai.Blob{Data: data, MIMEType: "application/octet-stream"}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		inputs []any
+		want   string
+	}{
+		{"none", nil, "0\n"},
+		{"100x1MiB", []any{"in/**"}, fmt.Sprintf("%d\n", benchInputs)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			args := map[string]any{"skill_name": "bench", "script_path": "scripts/count.sh", "input_files": c.inputs}
+			for range b.N {
+				resp, err := tl.(runner).Run(s.ToolContext("bench", nil), args)
+				if err != nil || resp["status"] != "success" || resp["stdout"] != c.want || len(resp["output_files"].([]map[string]any)) != 0 {
+					b.Fatalf("%v %v", err, resp)
+				}
+			}
+			if len(c.inputs) > 0 {
+				b.SetBytes(benchInputs * benchInputBytes)
+			}
+		})
+	}
 }

@@ -46,6 +46,14 @@ type Config struct {
 	// the output files returned, the bytes staged. Zero fields mean the
 	// codeexec defaults. The model cannot change them.
 	Limits codeexec.Limits
+	// InputLimits bound the files input_files passes into one run: how
+	// many, how large each, how large in all. Zero fields mean the output
+	// files' defaults (codeexec.DefaultMaxOutputFiles,
+	// codeexec.DefaultMaxOutputFileBytes, codeexec.DefaultMaxOutputTotalBytes:
+	// 100 files, 32 MiB each, 128 MiB in all); negative is invalid. A call
+	// over a limit answers INVALID_ARGUMENTS and runs nothing. The inputs
+	// also count against Limits.MaxSkillBytes, with the skill folder.
+	InputLimits codeexec.FileLimits
 	// Logger receives what the model must not see (host paths, executor
 	// failures, save errors). Nil: slog.Default().
 	Logger *slog.Logger
@@ -56,6 +64,9 @@ type Config struct {
 func (c *Config) Validate() error {
 	if err := c.Limits.Validate(); err != nil {
 		return fmt.Errorf("limits: %w", err)
+	}
+	if err := c.InputLimits.Validate(); err != nil {
+		return fmt.Errorf("input limits: %w", err)
 	}
 	if c.Executor != nil {
 		if err := codeexec.ConfigError(c.Executor); err != nil {
@@ -85,7 +96,8 @@ func (t *runScript) Name() string { return Name }
 
 func (t *runScript) Description() string {
 	return "Runs a script from a skill's folder and returns its exit code, stdout and stderr (each capped), " +
-		"and the files it wrote, saved as artifacts. The script runs with the skill's root folder as its working directory."
+		"and the files it wrote, saved as artifacts. The script runs with the skill's root folder as its working directory; " +
+		"input_files places files of this session (uploads, earlier outputs) there first."
 }
 
 func (t *runScript) IsLongRunning() bool { return false }
@@ -100,8 +112,9 @@ func (t *runScript) Declaration() *genai.FunctionDeclaration {
 				"skill_name": {Type: genai.TypeString, Description: "The name of the skill, as listed in <available_skills>."},
 				"script_path": {Type: genai.TypeString, Description: "The script's path relative to the skill's root folder, " +
 					"e.g. \"scripts/report.py\". " + capitalized(t.r.table().Supported()) + "."},
-				"args":  {Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: "Command-line arguments, passed to the script as argv (no shell)."},
-				"stdin": {Type: genai.TypeString, Description: "Optional text for the script's standard input."},
+				"args":        {Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: "Command-line arguments, passed to the script as argv (no shell)."},
+				"stdin":       {Type: genai.TypeString, Description: "Optional text for the script's standard input."},
+				"input_files": inputFilesSchema(),
 			},
 			Required: []string{"skill_name", "script_path"},
 		},
@@ -119,7 +132,7 @@ func (t *runScript) Run(tc adkglue.ToolContext, args any) (map[string]any, error
 
 // call is Run with the typed response.
 func (t *runScript) call(tc adkglue.ToolContext, args any) *Response {
-	a, err := parseArgs(args, "skill_name", "script_path", "args", "stdin")
+	a, err := parseArgs(args, "skill_name", "script_path", "args", "stdin", "input_files")
 	if err != nil {
 		return errorResponse(CodeInvalidArguments, err.Error())
 	}
@@ -143,6 +156,10 @@ func (t *runScript) call(tc adkglue.ToolContext, args any) *Response {
 	if err != nil {
 		return errorResponse(CodeInvalidArguments, err.Error())
 	}
+	inputs, err := t.r.inputEntries(a)
+	if err != nil {
+		return errorResponse(CodeInvalidArguments, err.Error())
+	}
 	if t.r.Executor == nil {
 		return noExecutor()
 	}
@@ -157,7 +174,15 @@ func (t *runScript) call(tc adkglue.ToolContext, args any) *Response {
 	if resp != nil {
 		return resp
 	}
-	req := &codeexec.Request{Skill: sk.fsys, SkillName: sk.name, Script: script, Interpreter: in, Args: argv}
+	ins, resp := t.r.resolveInputs(tc, inputs, sk.paths)
+	if resp != nil {
+		return resp
+	}
+	files, resp := t.r.loadInputs(tc, ins)
+	if resp != nil {
+		return resp
+	}
+	req := &codeexec.Request{Skill: sk.fsys, SkillName: sk.name, Files: files, Script: script, Interpreter: in, Args: argv}
 	if stdin != "" {
 		req.Stdin = []byte(stdin)
 	}

@@ -192,7 +192,8 @@ func TestDeclaration(t *testing.T) {
 	decl := req.Config.Tools[0].FunctionDeclarations[0]
 	assert.Equal(t, runscript.Name, decl.Name)
 	assert.Equal(t, []string{"skill_name", "script_path"}, decl.Parameters.Required)
-	assert.ElementsMatch(t, []string{"skill_name", "script_path", "args", "stdin"}, mapKeys(decl.Parameters.Properties))
+	assert.ElementsMatch(t, []string{"skill_name", "script_path", "args", "stdin", "input_files"}, mapKeys(decl.Parameters.Properties))
+	assert.Contains(t, decl.Parameters.Properties["input_files"].Description, "** any number of folders", "the glob syntax is declared")
 	assert.True(t, strings.Contains(decl.Parameters.Properties["script_path"].Description, ".py, .sh, .bash, .js, .mjs, .cjs"))
 	assert.Error(t, tl.(runner).ProcessRequest(nil, req), "a duplicate declaration is refused")
 }
