@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -65,20 +66,24 @@ type walker struct {
 // walk visits dir, whose path below the skill root is rel ("" for the
 // root), depth levels down.
 func (w *walker) walk(dir dirHandle, rel string, depth int) {
-	names, err := dir.names()
+	if w.stopped {
+		return
+	}
+	// Entries count when they are read, not when they are visited, so the
+	// names held by every folder of the walk's path together stay within
+	// maxWalkEntries.
+	names, more, err := dir.names(maxWalkEntries - w.entries)
+	w.entries += len(names)
+	if more {
+		w.stopped = true
+		w.om.add(OmittedFile{Path: orDot(rel), Reason: fmt.Sprintf("the walk stopped after %d entries: the rest was not looked at", maxWalkEntries)})
+	}
 	if err != nil {
 		w.om.add(OmittedFile{Path: orDot(rel), Reason: "unreadable folder: " + errText(err)})
 		return
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		if w.entries++; w.entries > maxWalkEntries {
-			if !w.stopped {
-				w.stopped = true
-				w.om.add(OmittedFile{Path: orDot(rel), Reason: fmt.Sprintf("the walk stopped after %d entries: the rest was not looked at", maxWalkEntries)})
-			}
-			return
-		}
 		p := name
 		if rel != "" {
 			p = rel + "/" + name
@@ -227,4 +232,25 @@ func (o *omissions) list() []OmittedFile {
 		o.listed = append(o.listed, OmittedFile{Size: o.size, Reason: fmt.Sprintf("%d more omitted files not listed", o.more)})
 	}
 	return o.listed
+}
+
+// nameBatch is how many names readNames asks the directory for at a time.
+const nameBatch = 1024
+
+// readNames reads at most limit names of the open directory f in batches;
+// more reports that f had names left.
+func readNames(f *os.File, limit int) (names []string, more bool, err error) {
+	for {
+		batch, err := f.Readdirnames(min(nameBatch, limit-len(names)+1))
+		names = append(names, batch...)
+		if len(names) > limit {
+			return names[:limit], true, nil
+		}
+		if err == io.EOF || (err == nil && len(batch) == 0) {
+			return names, false, nil
+		}
+		if err != nil {
+			return names, false, err
+		}
+	}
 }

@@ -19,14 +19,15 @@ func openDirHandle(path string) (dirHandle, error) {
 	return dirHandle{r: r}, err
 }
 
-// names lists the directory's entries.
-func (d dirHandle) names() ([]string, error) {
+// names lists at most limit of the directory's entries; more reports
+// that entries were left unread.
+func (d dirHandle) names(limit int) (names []string, more bool, err error) {
 	f, err := d.r.Open(".")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
-	return f.Readdirnames(-1)
+	return readNames(f, limit)
 }
 
 // lstat describes entry name without following a link.

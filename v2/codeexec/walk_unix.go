@@ -38,9 +38,11 @@ func openat(dirfd int, name string, flags int) (int, error) {
 
 func (d dirHandle) fd() int { return int(d.f.Fd()) }
 
-// names lists the directory's entries.
-func (d dirHandle) names() ([]string, error) {
-	return d.f.Readdirnames(-1)
+// names lists at most limit of the directory's entries, reading them in
+// batches so that a huge folder costs no more memory than limit names;
+// more reports that entries were left unread.
+func (d dirHandle) names(limit int) (names []string, more bool, err error) {
+	return readNames(d.f, limit)
 }
 
 // lstat describes entry name without following a link.

@@ -41,6 +41,8 @@ type workspace struct {
 	// shared are the staged files (paths relative to skill) that are hard
 	// links into a snapshot of the cache: not the run's to change.
 	shared map[string]bool
+	// onRemove run once the workspace is removed (a run's uid lease).
+	onRemove []func()
 }
 
 // Names of the child's HOME and TMPDIR inside workspace.dir.
@@ -74,7 +76,7 @@ func newWorkspace(parent, name string) (*workspace, error) {
 	}
 	lock, err := lockWorkspace(root)
 	if err != nil {
-		_ = os.RemoveAll(root)
+		removeTree(root)
 		return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)
 	}
 	dir := filepath.Join(root, "w")
@@ -93,24 +95,12 @@ func newWorkspace(parent, name string) (*workspace, error) {
 // remove deletes the workspace and then gives up its lock.
 func (ws *workspace) remove() {
 	removeTree(ws.root)
+	for _, f := range ws.onRemove {
+		f()
+	}
 	if ws.lock != nil {
 		_ = ws.lock.Close()
 	}
-}
-
-// removeTree deletes dir, making directories a script left unwritable
-// writable again when a first attempt fails.
-func removeTree(dir string) {
-	if os.RemoveAll(dir) == nil {
-		return
-	}
-	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	_ = os.RemoveAll(dir)
 }
 
 // Files in a workspace's root, beside w.
