@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"google.golang.org/adk/artifact"
@@ -41,7 +42,7 @@ var brokenServices = []struct {
 		"HostileIDs":         "List(",
 		"AgreesWithInMemory": "List(",
 	}},
-	{"CountedVersions", func(s artifact.Service) artifact.Service { return countedVersions{s} }, map[string]string{
+	{"CountedVersions", func(s artifact.Service) artifact.Service { return countedVersions{s, new(sync.Mutex)} }, map[string]string{
 		"DeleteVersion":      "Save(",
 		"AgreesWithInMemory": "Save(",
 	}},

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"google.golang.org/adk/v2/artifact"
@@ -43,7 +44,7 @@ var brokenServices = []struct {
 		"HostileIDs":         "List(",
 		"AgreesWithInMemory": "List(",
 	}},
-	{"CountedVersions", func(s artifact.Service) artifact.Service { return countedVersions{s} }, map[string]string{
+	{"CountedVersions", func(s artifact.Service) artifact.Service { return countedVersions{s, new(sync.Mutex)} }, map[string]string{
 		"DeleteVersion":      "Save(",
 		"AgreesWithInMemory": "Save(",
 	}},

@@ -64,9 +64,14 @@ func (s *leakyList) List(ctx context.Context, req *artifact.ListRequest) (*artif
 // countedVersions numbers a new version one more than the number of stored
 // versions, not than the newest: once an older version is deleted, it hands
 // out a number already in use.
-type countedVersions struct{ artifact.Service }
+type countedVersions struct {
+	artifact.Service
+	mu *sync.Mutex // one Save at a time: the count is wrong after a delete, never racy
+}
 
 func (s countedVersions) Save(ctx context.Context, req *artifact.SaveRequest) (*artifact.SaveResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if _, err := s.Service.Save(ctx, req); err != nil {
 		return nil, err
 	}
