@@ -156,6 +156,10 @@ type plan struct {
 	// layers are the environment additions above the allowlist, lowest
 	// precedence first (host pass-through, WithEnv, req.Env).
 	layers []map[string]string
+	// execEnv is the environment interpreters are found and inspected
+	// with: env without the request's Env, so that a request cannot choose
+	// which host program runs.
+	execEnv []string
 	// hostPATH is the PATH the allowlist starts from.
 	hostPATH string
 }
@@ -240,9 +244,11 @@ func (st *stagedRun) close() {
 func (st *stagedRun) run(ctx context.Context, cfg *config, l launcher, req *Request, in Interpreter) (*Result, error) {
 	ws := st.ws
 	p := &plan{ws: ws, script: req.Script, hostPATH: os.Getenv("PATH")}
-	p.layers = append(p.layers, cfg.passed(), cfg.env, req.Env)
+	p.layers = append(p.layers, cfg.passed(), cfg.env)
+	p.execEnv = p.envAt(ws.under(ws.dir))
+	p.layers = append(p.layers, req.Env)
 	p.env = p.envAt(ws.under(ws.dir))
-	prefix, err := resolveInterpreter(in.Command, p.env, ws.skill)
+	prefix, err := resolveInterpreter(in.Command, p.execEnv, ws.skill)
 	if err != nil {
 		return nil, err
 	}

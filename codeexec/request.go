@@ -48,7 +48,11 @@ type Request struct {
 	Args []string
 	// Stdin is the script's standard input. Nil: an empty stdin.
 	Stdin []byte
-	// Env is added to the allowlisted environment (and wins over it).
+	// Env is added to the script's allowlisted environment (and wins over
+	// it). It is the script's alone: the executor finds and inspects the
+	// interpreter with its own environment (the host's PATH, WithEnv,
+	// WithPassEnv), so a PATH or PYENV_VERSION here does not choose which
+	// host program runs, and a Sandbox starts its helpers without it.
 	Env map[string]string
 	// Limits bound the run.
 	Limits Limits

@@ -28,12 +28,14 @@ const (
 	// and /dev/shm (tmpfs, so memory): 64 MiB. TMPDIR points into the
 	// workspace, on disk.
 	DefaultSandboxTmpSize int64 = 64 << 20
-	// DefaultSandboxUID is the unprivileged host user a run uses when the
-	// agent's process is root: nobody.
-	DefaultSandboxUID = 65534
-	// DefaultSandboxGID is the group that goes with DefaultSandboxUID:
-	// nogroup.
-	DefaultSandboxGID = 65534
+	// DefaultSandboxFirstUID is the first of the host uids a root agent's
+	// runs take, one uid (and the gid of the same number) per run, none
+	// shared with another run or, in the default range, with anything else
+	// on the host (see [WithSandboxUIDs]).
+	DefaultSandboxFirstUID = 59000
+	// DefaultSandboxUIDCount is how many uids follow DefaultSandboxFirstUID
+	// (59000 to 59999): as many runs can be alive at once on one host.
+	DefaultSandboxUIDCount = 1000
 )
 
 // Sandbox runs scripts like [Local] (same pipeline, same [Result]) inside a
@@ -54,35 +56,48 @@ const (
 //     nothing else of the host: not the agent's home, not other runs'
 //     workspaces, not /var, /run, /home or /sys;
 //   - no privileges: all capabilities dropped (effective, permitted,
-//     bounding, ambient), no_new_privs, no further user namespaces, and an
-//     unprivileged host uid: the agent's own uid when it is not root, else
-//     [DefaultSandboxUID] (see [WithSandboxUser]);
-//   - its own PID, IPC, UTS and (where possible) cgroup namespaces: it sees
-//     only its own processes, and when the script's main process exits or
-//     the run is killed, every process it started dies with the namespace,
-//     including those that called setsid;
+//     bounding, ambient), no_new_privs, no further user namespaces, a
+//     seccomp filter refusing the system calls sandbox escapes and kernel
+//     exploits reach for, and an unprivileged host uid: the agent's own uid
+//     when it is not root, else a uid of the run's own (see
+//     [WithSandboxUIDs]; the script sees itself as nobody);
+//   - its own PID, IPC, UTS and (where possible) cgroup namespaces, and a
+//     user and a network namespace nested below the helpers': it sees only
+//     the run's processes, cannot trace or write to the helpers that watch
+//     it, and when the script's main process exits or the run is killed,
+//     every process it started dies with the namespace, including those
+//     that called setsid;
 //   - limits (rlimits, through prlimit): address space, processes, file
 //     size, CPU time; no core dumps;
 //   - the same environment allowlist as Local, seen at the sandbox's paths
 //     (HOME=/workspace/home, TMPDIR=/workspace/tmp, PYTHONPATH=SKILL_DIR=
 //     /workspace/skill), plus PWD; PATH keeps the host entries that exist
 //     in the sandbox, after the directories of the interpreters bound for
-//     it (so "python3" inside is the executor's python3, not a shim).
+//     it (so "python3" inside is the executor's python3, not a shim). The
+//     environment is the script's alone: the helpers that build the
+//     sandbox on the host start with an empty one, so a Request's Env
+//     (LD_PRELOAD, say) never acts outside;
+//   - a /proc of the run's PID namespace, where the kernel's lists of keys
+//     and of the host's timers and tasks (/proc/keys, /proc/key-users,
+//     /proc/timer_list, /proc/sched_debug) read as empty.
 //
 // Output files come back exactly as from Local: read as the agent, after
 // every process of the run is dead, through an [os.Root] that never follows
 // a link the script planted. When the agent is root, the part of each run's
-// workspace the sandbox sees is handed to the sandbox user for the run and
+// workspace the sandbox sees is handed to the run's uid for the run and
 // removed by root afterwards. That part lies in a directory of the agent's,
 // 0700 and never shown to the sandbox, so whatever modes a script gives its
 // files, other host users cannot reach them.
 //
-// When the agent runs as root, bubblewrap starts privileged to build the
-// mounts (so it can bind an interpreter under root's home), drops every
-// capability but the three setpriv needs, setpriv switches to the
-// unprivileged uid, and a second, unprivileged bubblewrap creates the user
-// namespace. When the agent is not root, one unprivileged bubblewrap does
-// it all.
+// Two bubblewraps build a run. The outer one creates the mount, PID, IPC
+// and UTS namespaces and the file system; when the agent runs as root it
+// starts privileged (so it can bind an interpreter under root's home),
+// drops every capability but the three setpriv needs, and setpriv switches
+// to the run's uid; otherwise it starts in a user namespace of its own.
+// The inner, unprivileged one creates the script's user and network
+// namespaces below the outer's, applies the environment and installs the
+// seccomp filter. The script cannot trace or write to the PID namespace's
+// init, whose death (with the agent's, even by SIGKILL) ends the run.
 //
 // A Sandbox fails closed: when it cannot isolate (bubblewrap missing or too
 // old, user namespaces disabled, a trial sandbox that does not isolate),
@@ -94,7 +109,7 @@ const (
 // code 1.
 //
 // A Sandbox is not a VM: a kernel bug reachable from an unprivileged
-// process (the sandbox installs no seccomp filter) breaks it. For hostile,
+// process through the calls the filter allows breaks it. For hostile,
 // multi-tenant code use a VM-grade sandbox (gVisor, Firecracker) or a
 // remote executor.
 //
@@ -109,7 +124,9 @@ type Sandbox struct {
 	fileSize     int64
 	cpu          time.Duration
 	tmpSize      int64
-	uid, gid     int
+	uid, gid     int // WithSandboxUser; 0: a uid per run
+	firstUID     int // WithSandboxUIDs; 0 with uidCount: the defaults
+	uidCount     int
 	readOnlyArgs []string // WithReadOnlyPaths, as given
 	readOnly     []bind   // resolved by NewSandbox
 
@@ -130,7 +147,8 @@ type Sandbox struct {
 //	WithFileSizeLimit(DefaultSandboxFileSize)  128 MiB per file
 //	WithCPULimit(DefaultSandboxCPUTime)        2 min of CPU per process
 //	WithTmpSize(DefaultSandboxTmpSize)         64 MiB each for /tmp and /dev/shm
-//	WithSandboxUser(65534, 65534)              host uid:gid when the agent is root
+//	WithSandboxUIDs(DefaultSandboxFirstUID, DefaultSandboxUIDCount)
+//	                                           a host uid per run when the agent is root
 //	WithBwrapPath("bwrap")                     looked up in PATH
 //
 // NewSandbox does not fail and touches the system only to resolve
@@ -141,7 +159,7 @@ type Sandbox struct {
 // The sandbox needs Linux: elsewhere NewSandbox builds, and Probe and
 // Execute return an error wrapping [ErrSandboxUnavailable].
 func NewSandbox(opts ...SandboxOption) *Sandbox {
-	s := &Sandbox{uid: DefaultSandboxUID, gid: DefaultSandboxGID}
+	s := &Sandbox{}
 	for _, o := range opts {
 		if o != nil {
 			o.applySandbox(s)
@@ -269,12 +287,46 @@ type bind struct {
 	src, dst string // src: dst with symbolic links resolved
 }
 
-// WithSandboxUser sets the host user and group scripts run as when the
-// agent's process is root (default [DefaultSandboxUID],
-// [DefaultSandboxGID]: nobody). Both must be positive: a sandbox never runs
-// scripts as root. When the agent is not root, scripts run as the agent's
-// own uid (an unprivileged process cannot switch) and this option is
-// unused. The workspace of each run is handed to this user for the run.
+// WithSandboxUIDs sets the host uids a root agent's runs take: each run
+// gets one of first to first+count-1, as its uid and as its gid, for its
+// own (default [DefaultSandboxFirstUID], [DefaultSandboxUIDCount]). No
+// other run has it while the run lives, across every agent of the host
+// that keeps its leases in the same /run (or, without a /run, temporary
+// directory), so no run, and no other host process, can signal, trace or
+// read another through /proc. Give a range no account or service of the
+// host uses; nobody (65534) is refused. The script sees itself as nobody.
+// A run that finds every uid taken fails with [ErrSandboxUnavailable].
+// When the agent is not root, scripts run as the agent's own uid and this
+// option is unused.
+func WithSandboxUIDs(first, count int) SandboxOption {
+	return sandboxOption(func(s *Sandbox) {
+		switch last := int64(first) + int64(count) - 1; {
+		case first <= 0 || count <= 0:
+			s.invalid("WithSandboxUIDs(%d, %d): the first uid and the count must be positive", first, count)
+		case last > maxUID:
+			s.invalid("WithSandboxUIDs(%d, %d): uids past %d", first, count, maxUID)
+		case first <= nobodyUID && nobodyUID <= last:
+			s.invalid("WithSandboxUIDs(%d, %d): the range holds %d, nobody, whom other processes share", first, count, nobodyUID)
+		}
+		s.firstUID, s.uidCount = first, count
+		s.uid, s.gid = 0, 0
+	})
+}
+
+// nobodyUID is nobody's uid, which many host processes share.
+const nobodyUID = 65534
+
+// maxUID is the highest uid a range may reach.
+const maxUID = 1<<31 - 1
+
+// WithSandboxUser makes every run of a root agent use the host user and
+// group uid:gid, instead of a uid per run ([WithSandboxUIDs]). Both must be
+// positive: a sandbox never runs scripts as root. Runs at the same time
+// then share a uid, and with it anything else of the host running as that
+// user: each can signal, trace and read the others through /proc (their
+// environment, their workspace). Use it only for one run at a time, with a
+// user of its own. When the agent is not root, scripts run as the agent's
+// own uid and this option is unused.
 func WithSandboxUser(uid, gid int) SandboxOption {
 	return sandboxOption(func(s *Sandbox) {
 		if uid <= 0 || gid <= 0 {

@@ -285,7 +285,7 @@ func TestSandboxColdAttackSharedUID(t *testing.T) {
 			t.Fatal("the script never started")
 		}
 	}
-	uid, gid := sandboxUID()
+	uid, gid := testNobody, testNobody
 	snoop := exec.Command("/bin/sh", "-c", sharedUIDSnoop)
 	snoop.Dir = "/"
 	snoop.Env = []string{"PATH=/usr/bin:/bin", "MARK=" + markerVar + "=" + marker}

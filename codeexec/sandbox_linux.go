@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -113,82 +114,116 @@ func (s *Sandbox) prlimitArgs(prlimit string) []string {
 }
 
 // Descriptors a run's bubblewraps get (cmd.ExtraFiles). Every bubblewrap
-// and setpriv pass down what is not theirs; the innermost bubblewrap reads
-// the filter and closes it and its status descriptor for the script, and
-// the outer one closes its info descriptor for its children.
+// and setpriv pass down what is not theirs; the inner bubblewrap reads
+// the filter and its options and closes them and its status descriptor for
+// the script, and the outer one closes its info descriptor for its
+// children.
 const (
-	statusFD  = 3 // the innermost bubblewrap's --json-status-fd
-	seccompFD = 4 // the innermost bubblewrap's --seccomp
-	infoFD    = 5 // the outer bubblewrap's --info-fd: the PID namespace's init
-	argsFD    = 6 // the outer bubblewrap's --args: its options
+	statusFD    = 3 // the inner bubblewrap's --json-status-fd
+	seccompFD   = 4 // the inner bubblewrap's --seccomp
+	infoFD      = 5 // the outer bubblewrap's --info-fd: the PID namespace's init
+	argsFD      = 6 // the outer bubblewrap's --args: its options
+	innerArgsFD = 7 // the inner bubblewrap's --args: its options
 )
 
-// bwrapArgs is the command line of a run: the outer bubblewrap's options
-// (the namespaces, the mounts: system, /proc, /dev, the private /dev/shm
-// and /tmp, the binds, binds under /tmp after its tmpfs, wsDir, the child's
-// part of the workspace, at /workspace), and what follows them: the
-// privilege drop, the rlimits, then argv (paths as the sandbox sees them).
-// The options name host paths (the workspace's, every bind's source), so
-// they go to bubblewrap through --args (see command): bubblewrap's init,
-// PID 1 of the run, is a fork of the outer bubblewrap, and its command line
-// is in the sandbox's /proc.
+// procMasks are the files of /proc that read as empty in the sandbox
+// (Docker masks them too): other users' keys and the counts of them, and
+// the host's timers and scheduler state, which name other processes. Only
+// those the kernel has are masked.
+var procMasks = []string{"/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug", "/proc/latency_stats", "/proc/timer_stats"}
+
+// runArgs is the command line of a run. Each bubblewrap's options name
+// host paths (the workspace's, every bind's source) or carry the
+// environment, so they go to it through --args (see command) and never show
+// in a command line, on the host or in the sandbox.
+type runArgs struct {
+	outer []string // the outer bubblewrap's options (argsFD)
+	inner []string // the inner bubblewrap's options (innerArgsFD)
+	rest  []string // the outer bubblewrap's command line after its options
+}
+
+// bwrapArgs builds a run's command line for user u (root agents only): the
+// outer bubblewrap's options (its namespaces, the mounts: system, /proc with
+// procMasks, /dev, the private /dev/shm and /tmp, the binds, binds under
+// /tmp after its tmpfs, wsDir, the child's part of the workspace, at
+// /workspace), the inner bubblewrap's (the script's user and network
+// namespaces, its environment, the filter), and what the outer runs: the
+// privilege drop when the agent is root, the inner bubblewrap, the
+// rlimits, then argv (paths as the sandbox sees them).
 //
-// The bubblewrap that creates the PID namespace forks bubblewrap's own init
-// as its PID 1 (killed with the outer bubblewrap, which dies with the
+// The outer bubblewrap forks bubblewrap's own init as PID 1 of the run's
+// PID namespace (killed with the outer bubblewrap, which dies with the
 // agent) and writes that init's host PID to infoFD (see finish). The
-// innermost bubblewrap takes statusFD as its --json-status-fd and, when
-// seccomp is set, installs the filter from seccompFD right before the
-// script's first exec.
-func (s *Sandbox) bwrapArgs(h *sandboxHost, wsDir, skillName string, binds []bind, argv []string, seccomp bool) (opts, rest []string) {
+// script runs in a user namespace nested below the init's, so that it
+// cannot write to the init's memory, trace it or take its descriptors, even
+// as the same uid (the kernel wants CAP_SYS_PTRACE in the init's user
+// namespace), and, unless the network is on, in a network namespace of its
+// own user namespace's, to which the host's kernel sends no uevents. The
+// inner bubblewrap takes statusFD as its --json-status-fd and, when seccomp
+// is set, installs the filter from seccompFD right before the script's
+// first exec. (A PID namespace of the script's own would need its own
+// /proc, which the kernel refuses below a root agent's: bubblewrap covers
+// the writable parts of the outer /proc, and a covered /proc cannot be
+// mounted again in a child user namespace.)
+func (s *Sandbox) bwrapArgs(h *sandboxHost, u runUser, wsDir, skillName string, binds []bind, env, argv []string, seccomp bool) runArgs {
 	ns := []string{"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "sandbox",
 		"--unshare-cgroup-try", "--die-with-parent", "--new-session", "--info-fd", strconv.Itoa(infoFD)}
-	if !s.network {
-		ns = append(ns, "--unshare-net")
-	}
 	tmpSize, _ := limit(s.tmpSize, DefaultSandboxTmpSize)
 	size := strconv.FormatInt(tmpSize, 10)
-	mounts := h.sys.mountArgs(binds, []string{
-		"--proc", "/proc",
+	kernel := []string{"--proc", "/proc"}
+	for _, m := range h.procMasks {
+		kernel = append(kernel, "--ro-bind", "/dev/null", m)
+	}
+	kernel = append(kernel,
 		"--dev", "/dev",
 		"--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
 		"--perms", "1777", "--size", size, "--tmpfs", "/tmp",
-	})
+	)
+	mounts := h.sys.mountArgs(binds, kernel)
 	mounts = append(mounts,
 		"--bind", wsDir, sandboxWorkspace,
 		"--remount-ro", "/",
 		"--remount-ro", "/dev",
 	)
-	inner := []string{"--json-status-fd", strconv.Itoa(statusFD)}
-	if seccomp {
-		inner = append(inner, "--seccomp", strconv.Itoa(seccompFD))
+
+	var a runArgs
+	a.inner = []string{"--unshare-user", "--disable-userns"}
+	if h.root {
+		a.inner = append(a.inner, "--uid", strconv.Itoa(u.insideUID), "--gid", strconv.Itoa(u.insideGID))
 	}
-	inner = append(inner, "--chdir", sandboxWorkspace+"/"+skillName, "--")
+	if !s.network {
+		a.inner = append(a.inner, "--unshare-net")
+	}
+	a.inner = append(a.inner, "--cap-drop", "ALL", "--die-with-parent", "--dev-bind", "/", "/", "--clearenv")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		a.inner = append(a.inner, "--setenv", k, v)
+	}
+	a.inner = append(a.inner, "--json-status-fd", strconv.Itoa(statusFD))
+	if seccomp {
+		a.inner = append(a.inner, "--seccomp", strconv.Itoa(seccompFD))
+	}
+	a.inner = append(a.inner, "--chdir", sandboxWorkspace+"/"+skillName)
 
 	if h.root {
-		uid, gid := strconv.Itoa(s.uid), strconv.Itoa(s.gid)
 		// Privileged outer bwrap: namespaces and mounts as root, then
 		// every capability dropped but what setpriv needs.
-		opts = append(opts, ns...)
-		opts = append(opts, "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP")
-		opts = append(opts, mounts...)
-		// setpriv: to the unprivileged host uid, no capabilities at all,
+		a.outer = append(a.outer, ns...)
+		a.outer = append(a.outer, "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP")
+		a.outer = append(a.outer, mounts...)
+		// setpriv: to the run's host uid, no capabilities at all,
 		// no_new_privs.
-		rest = append(rest, "--", h.setpriv, "--reuid", uid, "--regid", gid, "--clear-groups",
-			"--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--")
-		// Unprivileged inner bwrap: a user namespace of the run's own (per
-		// run process accounting), none creatable inside.
-		rest = append(rest, h.bwrap, "--unshare-user", "--disable-userns", "--uid", uid, "--gid", gid,
-			"--cap-drop", "ALL", "--die-with-parent", "--dev-bind", "/", "/")
-		rest = append(rest, inner...)
+		a.rest = append(a.rest, "--", h.setpriv, "--reuid", strconv.Itoa(u.uid), "--regid", strconv.Itoa(u.gid), "--clear-groups",
+			"--inh-caps=-all", "--bounding-set=-all", "--no-new-privs")
 	} else {
-		opts = append(opts, "--unshare-user", "--disable-userns", "--cap-drop", "ALL")
-		opts = append(opts, ns...)
-		opts = append(opts, mounts...)
-		opts = append(opts, inner[:len(inner)-1]...)
-		rest = append(rest, "--")
+		a.outer = append(a.outer, "--unshare-user", "--cap-drop", "ALL")
+		a.outer = append(a.outer, ns...)
+		a.outer = append(a.outer, mounts...)
 	}
-	rest = append(rest, s.prlimitArgs(h.prlimit)...)
-	return opts, append(rest, argv...)
+	a.rest = append(a.rest, "--", h.bwrap, "--args", strconv.Itoa(innerArgsFD), "--")
+	a.rest = append(a.rest, s.prlimitArgs(h.prlimit)...)
+	a.rest = append(a.rest, argv...)
+	return a
 }
 
 // sandboxLauncher starts a run's child through bubblewrap. It is made per
@@ -196,17 +231,19 @@ func (s *Sandbox) bwrapArgs(h *sandboxHost, wsDir, skillName string, binds []bin
 type sandboxLauncher struct {
 	s *Sandbox
 	h *sandboxHost
-	// status is the pipe the innermost bubblewrap writes its JSON status
-	// to (statusW is the child's statusFD); see finish.
+	// user is who the run is, when the agent is root (see prepare).
+	user runUser
+	// status is the pipe the inner bubblewrap writes its JSON status to
+	// (statusW is the child's statusFD); see finish.
 	status, statusW *os.File
 	// filter is the read end holding the seccomp program (seccompFD).
 	filter *os.File
 	// init follows the PID namespace's init (infoW is the child's infoFD).
 	init  *nsInit
 	infoW *os.File
-	// args is the read end the outer bubblewrap reads its options from
-	// (argsFD).
-	args *os.File
+	// args and innerArgs are the read ends the bubblewraps read their
+	// options from (argsFD, innerArgsFD).
+	args, innerArgs *os.File
 }
 
 // stageMode: when the agent is root, hard links to a root-owned, read-only
@@ -220,20 +257,30 @@ func (l *sandboxLauncher) stageMode() stageMode {
 	return stageCloneOrCopy
 }
 
-// prepare hands the child's part of the workspace (ws.dir) to the sandbox
-// user when the agent is root, but for the files linked from a snapshot,
+// prepare, when the agent is root, takes the run's user (a uid of its own,
+// given back once the workspace is removed) and hands the child's part of
+// the workspace (ws.dir) to it, but for the files linked from a snapshot,
 // which stay root's; ws.root stays root's, 0700, and root still removes it
 // all afterwards.
 func (l *sandboxLauncher) prepare(ws *workspace) error {
 	if !l.h.root {
 		return nil
 	}
-	return chownTree(ws.dir, l.s.uid, l.s.gid, func(p string) bool {
+	u, err := l.s.user()
+	if err != nil {
+		return err
+	}
+	l.user = u
+	ws.onRemove = append(ws.onRemove, u.release)
+	return chownTree(ws.dir, u.uid, u.gid, func(p string) bool {
 		rel, err := filepath.Rel(ws.skill, p)
 		return err == nil && ws.shared[filepath.ToSlash(rel)]
 	})
 }
 
+// command builds the run's command. The outer bubblewrap starts with an
+// empty environment: the script's goes to the inner bubblewrap as options,
+// applied inside, so nothing of a request's Env acts on the host.
 func (l *sandboxLauncher) command(ctx context.Context, p *plan) (*exec.Cmd, error) {
 	v, err := l.s.view(ctx, l.h, p)
 	if err != nil {
@@ -243,48 +290,57 @@ func (l *sandboxLauncher) command(ctx context.Context, p *plan) (*exec.Cmd, erro
 	q.hostPATH = v.path
 	env := q.envAt(p.ws.under(sandboxWorkspace))
 	argv := append([]string{v.exe}, p.argv[1:]...)
-	if l.filter, err = seccompFile(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSandboxUnavailable, err)
-	}
-	if l.status, l.statusW, err = os.Pipe(); err != nil {
-		l.filter.Close()
+	a := l.s.bwrapArgs(l.h, l.user, p.ws.dir, p.ws.name, v.binds, env, argv, !l.s.noFilter)
+	var files []*os.File // opened so far, closed on failure
+	fail := func(err error) (*exec.Cmd, error) {
+		for _, f := range files {
+			f.Close()
+		}
 		return nil, err
 	}
+	if l.filter, err = seccompFile(); err != nil {
+		return fail(fmt.Errorf("%w: %v", ErrSandboxUnavailable, err))
+	}
+	files = append(files, l.filter)
+	if l.status, l.statusW, err = os.Pipe(); err != nil {
+		return fail(err)
+	}
+	files = append(files, l.status, l.statusW)
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
-		l.filter.Close()
-		l.status.Close()
-		l.statusW.Close()
-		return nil, err
+		return fail(err)
+	}
+	files = append(files, infoR, infoW)
+	if l.args, err = argsFile(a.outer); err != nil {
+		return fail(err)
+	}
+	files = append(files, l.args)
+	if l.innerArgs, err = argsFile(a.inner); err != nil {
+		return fail(err)
 	}
 	l.init, l.infoW = followInit(infoR), infoW
-	opts, rest := l.s.bwrapArgs(l.h, p.ws.dir, p.ws.name, v.binds, argv, !l.s.noFilter)
-	if l.args, err = argsFile(opts); err != nil {
-		l.filter.Close()
-		l.status.Close()
-		l.statusW.Close()
-		infoR.Close()
-		infoW.Close()
-		return nil, err
-	}
-	cmd := exec.CommandContext(ctx, l.h.bwrap, append([]string{"--args", strconv.Itoa(argsFD)}, rest...)...)
-	cmd.Env = env
+	cmd := exec.CommandContext(ctx, l.h.bwrap, append([]string{"--args", strconv.Itoa(argsFD)}, a.rest...)...)
+	cmd.Env = []string{}
 	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{l.statusW, l.filter, l.infoW, l.args} // statusFD, seccompFD, infoFD, argsFD
+	cmd.ExtraFiles = []*os.File{l.statusW, l.filter, l.infoW, l.args, l.innerArgs} // statusFD, seccompFD, infoFD, argsFD, innerArgsFD
 	return cmd, nil
 }
 
 // argsFile returns a pipe to read opts from, NUL-separated, as bubblewrap's
 // --args wants them; a goroutine writes them and closes its end (it ends
 // with EPIPE when the child dies unread, once finish closes the read end).
+// An option holding a NUL, which would split into two, is refused.
 func argsFile(opts []string) (*os.File, error) {
+	var b []byte
+	for _, o := range opts {
+		if strings.IndexByte(o, 0) >= 0 {
+			return nil, fmt.Errorf("%w: a sandbox option holds a NUL byte", ErrInvalidRequest)
+		}
+		b = append(append(b, o...), 0)
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
-	}
-	var b []byte
-	for _, o := range opts {
-		b = append(append(b, o...), 0)
 	}
 	go func() {
 		_, _ = w.Write(b)
@@ -312,6 +368,7 @@ func (l *sandboxLauncher) finish(res *Result) error {
 	l.filter.Close()
 	l.infoW.Close()
 	l.args.Close()
+	l.innerArgs.Close()
 	l.init.end(groupGoneBound)
 	if res == nil || res.TimedOut || res.ExitCode >= 128 {
 		return nil

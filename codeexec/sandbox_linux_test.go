@@ -45,13 +45,19 @@ func newSandbox(opts ...Option) Executor {
 	return NewSandbox(so...)
 }
 
-// sandboxUID is the host uid a sandboxed script must run as.
-func sandboxUID() (uid, gid int) {
+// runUserOK reports whether uid:gid, seen from the host, is who a
+// sandboxed script must be: under a root agent a uid of the default range
+// (and the gid of the same number), otherwise the agent itself.
+func runUserOK(uid, gid int) bool {
 	if os.Geteuid() == 0 {
-		return DefaultSandboxUID, DefaultSandboxGID
+		return uid >= DefaultSandboxFirstUID && uid < DefaultSandboxFirstUID+DefaultSandboxUIDCount && gid == uid
 	}
-	return os.Geteuid(), os.Getegid()
+	return uid == os.Geteuid() && gid == os.Getegid()
 }
+
+// testNobody is the unprivileged user the tests start agents and other
+// host processes as.
+const testNobody = 65534
 
 // attack is a request running the attack script testdata/sandbox/name.
 func attack(t *testing.T, name string, args ...string) *Request {
@@ -92,7 +98,7 @@ func TestSandboxUnprivilegedAgent(t *testing.T) {
 		t.Skip("the agent is not root: the other Sandbox tests already run unprivileged")
 	}
 	requireSandbox(t)
-	uid, gid := DefaultSandboxUID, DefaultSandboxGID
+	uid, gid := testNobody, testNobody
 	dir, err := os.MkdirTemp("", "adkskills-sandbox-child-")
 	if err != nil {
 		t.Fatal(err)
@@ -371,7 +377,6 @@ func readableSecret(t *testing.T) string {
 
 func TestSandboxPrivileges(t *testing.T) {
 	requireSandbox(t)
-	wantUID, wantGID := sandboxUID()
 	dir := t.TempDir()
 	marker := newMarker(t)
 	req := attack(t, "priv_attack.py", "release")
@@ -399,9 +404,11 @@ func TestSandboxPrivileges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != wantUID || int(st.Gid) != wantGID {
-		t.Errorf("a file the script wrote is owned by %d:%d on the host, want %d:%d", st.Uid, st.Gid, wantUID, wantGID)
+	st := fi.Sys().(*syscall.Stat_t)
+	if !runUserOK(int(st.Uid), int(st.Gid)) {
+		t.Errorf("a file the script wrote is owned by %d:%d on the host", st.Uid, st.Gid)
 	}
+	wantUID, wantGID := int(st.Uid), int(st.Gid)
 	var scripts int
 	for _, pid := range markedProcesses(marker) {
 		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
@@ -766,43 +773,65 @@ func TestSandboxFailsClosed(t *testing.T) {
 // attack test depends on are present.
 func TestSandboxArgs(t *testing.T) {
 	h := &sandboxHost{bwrap: "/usr/bin/bwrap", setpriv: "/usr/bin/setpriv", prlimit: "/usr/bin/prlimit",
-		sys: layout{dirs: []string{"/usr", "/etc"}, links: [][2]string{{"usr/bin", "/bin"}}}}
+		sys:       layout{dirs: []string{"/usr", "/etc"}, links: [][2]string{{"usr/bin", "/bin"}}},
+		procMasks: []string{"/proc/keys", "/proc/key-users"}}
 	binds := []bind{{src: "/data/py", dst: "/root/.pyenv/versions/3.11.7"}, {src: "/tmp/venv", dst: "/tmp/venv"}}
 	argv := []string{"/root/.pyenv/versions/3.11.7/bin/python3", "scripts/a.py"}
+	env := []string{"HOME=/workspace/.home", "LD_PRELOAD=/x.so", "PATH=/usr/bin"}
+	perRun := runUser{uid: 59123, gid: 59123, insideUID: insideID, insideGID: insideID}
+	const innerCommon = `--cap-drop ALL --die-with-parent --dev-bind / / ` +
+		`--clearenv --setenv HOME /workspace/.home --setenv LD_PRELOAD /x.so --setenv PATH /usr/bin ` +
+		`--json-status-fd 3 --seccomp 4 --chdir /workspace/skill$`
 	tests := []struct {
-		name string
-		root bool
-		opts []SandboxOption
-		want string // a regular expression over the space-joined command line
+		name         string
+		root         bool
+		user         runUser
+		opts         []SandboxOption
+		outer, inner string // regular expressions over the space-joined options
+		rest         string
 	}{
-		{"RootDropsToNobody", true, nil,
-			`^--unshare-pid --unshare-ipc --unshare-uts --hostname sandbox --unshare-cgroup-try --die-with-parent --new-session --info-fd 5 --unshare-net ` +
+		{"RootDropsToTheRunsUID", true, perRun, nil,
+			`^--unshare-pid --unshare-ipc --unshare-uts --hostname sandbox --unshare-cgroup-try --die-with-parent --new-session --info-fd 5 ` +
 				`--cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP ` +
 				`--ro-bind /usr /usr --ro-bind /etc /etc --symlink usr/bin /bin ` +
-				`--proc /proc --dev /dev --perms 1777 --size 67108864 --tmpfs /dev/shm --perms 1777 --size 67108864 --tmpfs /tmp ` +
+				`--proc /proc --ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev --perms 1777 --size 67108864 --tmpfs /dev/shm --perms 1777 --size 67108864 --tmpfs /tmp ` +
 				`--perms 0755 --dir /root --perms 0755 --dir /root/.pyenv --perms 0755 --dir /root/.pyenv/versions --ro-bind /data/py /root/.pyenv/versions/3.11.7 --ro-bind /tmp/venv /tmp/venv ` +
-				`--bind /ws /workspace --remount-ro / --remount-ro /dev ` +
-				`-- /usr/bin/setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs ` +
-				`-- /usr/bin/bwrap --unshare-user --disable-userns --uid 65534 --gid 65534 --cap-drop ALL --die-with-parent --dev-bind / / --json-status-fd 3 --seccomp 4 --chdir /workspace/skill ` +
+				`--bind /ws /workspace --remount-ro / --remount-ro /dev$`,
+			`^--unshare-user --disable-userns --uid 65534 --gid 65534 --unshare-net ` + innerCommon,
+			`^-- /usr/bin/setpriv --reuid 59123 --regid 59123 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs ` +
+				`-- /usr/bin/bwrap --args 7 ` +
 				`-- /usr/bin/prlimit --core=0 --as=2147483648 --nproc=256 --fsize=134217728 --cpu=120 ` +
 				`-- /root/.pyenv/versions/3.11.7/bin/python3 scripts/a.py$`},
-		{"Unprivileged", false, nil,
-			`^--unshare-user --disable-userns --cap-drop ALL --unshare-pid .* --info-fd 5 --unshare-net --ro-bind /usr /usr .* --remount-ro /dev --json-status-fd 3 --seccomp 4 --chdir /workspace/skill -- /usr/bin/prlimit `},
-		{"TmpfsBeforeBindsUnderIt", true, nil, `--dev /dev .*--tmpfs /dev/shm .*--tmpfs /tmp .*--ro-bind /tmp/venv /tmp/venv .*--bind /ws /workspace`},
-		{"NetworkOn", false, []SandboxOption{WithNetwork(true)}, `^--unshare-user .* --new-session --info-fd 5 --ro-bind`},
-		{"Limits", true, []SandboxOption{WithMemoryLimit(-1), WithProcessLimit(7), WithFileSizeLimit(-1), WithCPULimit(1500 * time.Millisecond), WithTmpSize(1 << 20), WithSandboxUser(1000, 1001)},
-			`--size 1048576 --tmpfs /dev/shm --perms 1777 --size 1048576 --tmpfs /tmp .* --reuid 1000 --regid 1001 .* --uid 1000 --gid 1001 .* -- /usr/bin/prlimit --core=0 --nproc=7 --cpu=2 -- `},
+		{"Unprivileged", false, runUser{}, nil,
+			`^--unshare-user --cap-drop ALL --unshare-pid .* --info-fd 5 --ro-bind /usr /usr .* --remount-ro /dev$`,
+			`^--unshare-user --disable-userns --unshare-net ` + innerCommon,
+			`^-- /usr/bin/bwrap --args 7 -- /usr/bin/prlimit .* -- /root/.pyenv/versions/3.11.7/bin/python3 scripts/a.py$`},
+		{"TmpfsBeforeBindsUnderIt", true, perRun, nil, `--dev /dev .*--tmpfs /dev/shm .*--tmpfs /tmp .*--ro-bind /tmp/venv /tmp/venv .*--bind /ws /workspace`, ``, ``},
+		{"NetworkOn", false, runUser{}, []SandboxOption{WithNetwork(true)}, ``, `^--unshare-user --disable-userns --cap-drop ALL `, ``},
+		{"Limits", true, runUser{uid: 1000, gid: 1001, insideUID: 1000, insideGID: 1001},
+			[]SandboxOption{WithMemoryLimit(-1), WithProcessLimit(7), WithFileSizeLimit(-1), WithCPULimit(1500 * time.Millisecond), WithTmpSize(1 << 20)},
+			`--size 1048576 --tmpfs /dev/shm --perms 1777 --size 1048576 --tmpfs /tmp `, `^--unshare-user --disable-userns --uid 1000 --gid 1001 `,
+			`--reuid 1000 --regid 1001 .* -- /usr/bin/prlimit --core=0 --nproc=7 --cpu=2 -- `},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h.root = tt.root
-			opts, rest := NewSandbox(tt.opts...).bwrapArgs(h, "/ws", DefaultSkillName, binds, argv, true)
-			got := strings.Join(append(opts, rest...), " ")
-			if !regexp.MustCompile(tt.want).MatchString(got) {
-				t.Errorf("command line\n%s\ndoes not match\n%s", got, tt.want)
-			}
-			if tt.name == "NetworkOn" && strings.Contains(got, "--unshare-net") {
-				t.Errorf("WithNetwork(true): %s", got)
+			a := NewSandbox(tt.opts...).bwrapArgs(h, tt.user, "/ws", DefaultSkillName, binds, env, argv, true)
+			for _, c := range []struct {
+				part string
+				got  []string
+				want string
+			}{{"outer", a.outer, tt.outer}, {"inner", a.inner, tt.inner}, {"rest", a.rest, tt.rest}} {
+				got := strings.Join(c.got, " ")
+				if !regexp.MustCompile(c.want).MatchString(got) {
+					t.Errorf("%s options\n%s\ndo not match\n%s", c.part, got, c.want)
+				}
+				if tt.name == "NetworkOn" && strings.Contains(got, "--unshare-net") {
+					t.Errorf("WithNetwork(true): %s", got)
+				}
+				if c.part != "inner" && strings.Contains(got, "LD_PRELOAD") {
+					t.Errorf("the environment reaches the %s bubblewrap: %s", c.part, got)
+				}
 			}
 		})
 	}

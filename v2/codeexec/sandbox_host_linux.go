@@ -23,7 +23,8 @@ type sandboxHost struct {
 	version                 string // "0.8.0"
 	root                    bool   // the agent runs as root: nested bwrap + setpriv
 	sys                     layout
-	tools                   []bind // tools outside the system directories
+	tools                   []bind   // tools outside the system directories
+	procMasks               []string // the procMasks this kernel has
 }
 
 // layout is the read-only system part of the sandbox's file system.
@@ -222,6 +223,11 @@ func (s *Sandbox) probe(ctx context.Context) (*sandboxHost, error) {
 	if h.tools, err = makeBinds(extra); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSandboxUnavailable, err)
 	}
+	for _, m := range procMasks {
+		if fi, err := os.Lstat(m); err == nil && fi.Mode().IsRegular() {
+			h.procMasks = append(h.procMasks, m)
+		}
+	}
 	if err := s.trial(ctx, h); err != nil {
 		return nil, err
 	}
@@ -279,6 +285,7 @@ func (s *Sandbox) trial(ctx context.Context, h *sandboxHost) error {
 	}
 	p := &plan{ws: ws, argv: []string{"/bin/sh", "-c", trialScript, "sh", ws.root}, hostPATH: defaultPATH}
 	p.env = p.envAt(ws.under(ws.dir))
+	p.execEnv = p.env
 	cmd, err := l.command(ctx, p)
 	if err != nil {
 		return fmt.Errorf("%w: bubblewrap %s: %v", ErrSandboxUnavailable, h.version, err)
@@ -290,7 +297,7 @@ func (s *Sandbox) trial(ctx context.Context, h *sandboxHost) error {
 		return fmt.Errorf("%w: bubblewrap %s: %v", ErrSandboxUnavailable, h.version, err)
 	case res.ExitCode == 0:
 		// The trial ran (whatever bubblewrap said): what it saw decides.
-		if problems := s.trialProblems(h, ws, res.Stdout.Text); len(problems) > 0 {
+		if problems := s.trialProblems(h, l.user, ws, res.Stdout.Text); len(problems) > 0 {
 			return fmt.Errorf("%w: a trial sandbox with %s did not isolate: %s; output %q, stderr %q",
 				ErrSandboxUnavailable, h.bwrap, strings.Join(problems, "; "), res.Stdout.Text, firstLine(res.Stderr.Text))
 		}
@@ -304,7 +311,7 @@ func (s *Sandbox) trial(ctx context.Context, h *sandboxHost) error {
 
 // trialProblems lists what the trial's output (and the file it wrote in
 // ws) shows the sandbox failed to do.
-func (s *Sandbox) trialProblems(h *sandboxHost, ws *workspace, out string) []string {
+func (s *Sandbox) trialProblems(h *sandboxHost, u runUser, ws *workspace, out string) []string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var problems []string
 	if len(lines) == 0 || lines[0] == "0" || strings.HasPrefix(lines[0], "CapEff") {
@@ -343,7 +350,7 @@ func (s *Sandbox) trialProblems(h *sandboxHost, ws *workspace, out string) []str
 	// unprivileged user, never to root.
 	want := os.Geteuid()
 	if h.root {
-		want = s.uid
+		want = u.uid
 	}
 	if fi, err := os.Lstat(filepath.Join(ws.skill, "owner")); err != nil {
 		problems = append(problems, "the script could not write its workspace")
@@ -463,7 +470,7 @@ func (s *Sandbox) view(ctx context.Context, h *sandboxHost, p *plan) (*runView, 
 	if rel, err := filepath.Rel(p.ws.dir, exe); err == nil && inDir(exe, p.ws.dir) {
 		v.exe = filepath.Join(sandboxWorkspace, rel) // staged with the skill
 	} else {
-		iv, err := s.interpreter(ctx, h, exe, p.env)
+		iv, err := s.interpreter(ctx, h, exe, p.execEnv)
 		if err != nil {
 			return nil, fmt.Errorf("%w: sandbox: interpreter %s: %w", ErrStart, exe, err)
 		}
@@ -540,11 +547,11 @@ func (s *Sandbox) tableViews(ctx context.Context, h *sandboxHost, p *plan, g vie
 	}
 	var out []interpView
 	for _, in := range table {
-		prefix, err := resolveInterpreter(in.Command, p.env, p.ws.skill)
+		prefix, err := resolveInterpreter(in.Command, p.execEnv, p.ws.skill)
 		if err != nil || inDir(prefix[0], p.ws.root) {
 			continue
 		}
-		iv, err := s.interpreter(ctx, h, prefix[0], p.env)
+		iv, err := s.interpreter(ctx, h, prefix[0], p.execEnv)
 		if err != nil || slices.ContainsFunc(iv.binds, func(d string) bool { return g.interpreter(d) != nil }) {
 			continue
 		}
