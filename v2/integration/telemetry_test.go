@@ -22,8 +22,10 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"google.golang.org/adk/v2/artifact"
 	"google.golang.org/adk/v2/server/adkrest"
 	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/v2/codeexec"
 	"github.com/adkskills/adkskills/v2/internal/scripted"
@@ -72,7 +74,7 @@ func (brokenExecutor) Execute(context.Context, *codeexec.Request) (*codeexec.Res
 func TestScriptRunsAreSpans(t *testing.T) {
 	exp, view := recordSpans(t)
 	noisy := map[string]any{"skill_name": "shell-tools", "script_path": "scripts/noisy.sh", "args": []any{"3000"}}
-	inline := map[string]any{"language": "bash", "script": "echo inline-secret-output; echo x > made.txt", "skill_name": "report-writer"}
+	inline := map[string]any{"language": "bash", "script": "echo inline-secret-output; echo x > made.txt", "skill_name": "report-writer", "input_files": []any{"in.txt"}}
 	tests := []struct {
 		name     string
 		opts     []skilltoolset.Option
@@ -83,6 +85,7 @@ func TestScriptRunsAreSpans(t *testing.T) {
 		want     map[attribute.Key]any
 		status   codes.Code
 		err      error
+		inputs   []string // artifacts saved in the session before the run
 	}{{
 		name: "a skill's script", tool: "run_skill_script", args: reportArgs,
 		spanName: "run_script report-writer scripts/report.py",
@@ -93,6 +96,11 @@ func TestScriptRunsAreSpans(t *testing.T) {
 			runscript.AttrStdoutCut: false, runscript.AttrStderrCut: false,
 			runscript.AttrFilesSaved: int64(3), runscript.AttrFilesNotSaved: int64(0), runscript.AttrFilesOmitted: int64(0), runscript.AttrFilesInput: int64(0),
 		},
+	}, {
+		name: "input files", tool: "run_skill_script", inputs: []string{"a.txt", "b.txt"},
+		args:     map[string]any{"skill_name": "report-writer", "script_path": "scripts/report.py", "args": []any{"x"}, "input_files": []any{"a.txt", "b.txt"}},
+		spanName: "run_script report-writer scripts/report.py",
+		want:     map[attribute.Key]any{runscript.AttrStatus: "success", runscript.AttrFilesInput: int64(2), runscript.AttrFilesSaved: int64(3)},
 	}, {
 		name: "capped streams", tool: "run_skill_script", args: noisy,
 		opts:     []skilltoolset.Option{skilltoolset.WithMaxOutputChars(1000)},
@@ -121,7 +129,9 @@ func TestScriptRunsAreSpans(t *testing.T) {
 		want: map[attribute.Key]any{
 			runscript.AttrTool: "run_skill_inline_script", runscript.AttrSkill: "report-writer", runscript.AttrLanguage: "bash",
 			runscript.AttrInline: true, runscript.AttrStatus: "success", runscript.AttrFilesSaved: int64(1),
+			runscript.AttrFilesInput: int64(1),
 		},
+		inputs: []string{"in.txt"},
 	}, {
 		name: "an executor that cannot run", tool: "run_skill_script", args: reportArgs,
 		opts:     []skilltoolset.Option{skilltoolset.WithCodeExecutor(brokenExecutor{})},
@@ -132,6 +142,11 @@ func TestScriptRunsAreSpans(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, harnessConfig{opts: tt.opts, steps: []scripted.Step{call(tt.tool, tt.args), say("done")}})
+			for _, name := range tt.inputs {
+				_, err := h.artifacts.Save(context.Background(), &artifact.SaveRequest{AppName: appName, UserID: userID, SessionID: h.sessionID,
+					FileName: name, Part: genai.NewPartFromBytes([]byte("input"), "text/plain")})
+				require.NoError(t, err)
+			}
 			events := h.say("go")
 			if tt.approve {
 				events = confirm(h, confirmationCall(t, events), true)

@@ -219,7 +219,7 @@ func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
 	if c.Stdin != "" {
 		req.Stdin = []byte(c.Stdin)
 	}
-	return t.r.run(tc, Call{Tool: InlineName, Skill: c.SkillName, Language: c.Language}, req), nil
+	return t.r.run(tc, Call{Tool: InlineName, Skill: c.SkillName, Language: c.Language, Inputs: len(sk.inputs)}, req), nil
 }
 
 // inlineRun is what an inline call runs in besides its script: the skill

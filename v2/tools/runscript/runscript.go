@@ -186,7 +186,7 @@ func (t *runScript) call(tc adkglue.ToolContext, args any) *Response {
 	if stdin != "" {
 		req.Stdin = []byte(stdin)
 	}
-	return t.r.run(tc, Call{Tool: Name, Skill: name, Script: script}, req)
+	return t.r.run(tc, Call{Tool: Name, Skill: name, Script: script, Inputs: len(files)}, req)
 }
 
 // capitalized is s with its first letter in upper case.
