@@ -35,9 +35,11 @@ type newExecutorFunc func(opts ...Option) Executor
 const markerVar = "ADKSKILLS_TEST_RUN"
 
 // grace is how long past its limit a killed run may take to return on a
-// contended machine. A broken kill makes the run last sleepSeconds.
+// contended machine (a loaded CI runner starting six sandboxes at once takes
+// seconds). A broken kill makes the run last sleepSeconds, or until a test
+// gives up at hardDeadline: both far past it.
 const (
-	grace        = 3 * time.Second
+	grace        = 10 * time.Second
 	sleepSeconds = 300
 	hardDeadline = 30 * time.Second // a test gives up on a run after this
 )
