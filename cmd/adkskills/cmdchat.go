@@ -78,9 +78,15 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 		c.errorf("%v", err)
 		return exitFailure
 	}
-
 	fmt.Fprintf(c.stdout, "adkskills chat: %s, skills from %s, files saved to %s (session %q). /quit or Ctrl-D to leave.\n",
 		*modelName, dir, storeDir, st.session)
+	return c.chatLoop(ctx, r, userID, st.session)
+}
+
+// chatLoop reads the user's lines and runs a turn for each (and one more
+// for each answer to a confirmation request) until /quit, /exit, the end
+// of input or an interrupt.
+func (c *cli) chatLoop(ctx context.Context, r *runner.Runner, userID, sessionID string) int {
 	in := bufio.NewReader(c.stdin)
 	for {
 		fmt.Fprint(c.stdout, "you> ")
@@ -88,14 +94,14 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 		text := strings.TrimSpace(line)
 		if text == "/quit" || text == "/exit" || (text == "" && readErr != nil) {
 			fmt.Fprintln(c.stdout)
-			break
+			return exitOK
 		}
 		if text == "" {
 			continue
 		}
 		msg := genai.NewContentFromText(text, genai.RoleUser)
 		for msg != nil && ctx.Err() == nil {
-			pending, err := c.chatTurn(ctx, r, userID, st.session, msg)
+			pending, err := c.chatTurn(ctx, r, userID, sessionID, msg)
 			if err != nil {
 				c.errorf("%s", oneLine(err.Error(), 300))
 				break
@@ -107,10 +113,9 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 			return exitInterrupted
 		}
 		if readErr != nil {
-			break
+			return exitOK
 		}
 	}
-	return exitOK
 }
 
 // chatTurn runs one turn and prints it: the model's text, and one line per

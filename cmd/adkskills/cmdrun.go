@@ -125,7 +125,17 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 		c.errorf("%v", err)
 		return exitFailure
 	}
-	if *asJSON {
+	return c.reportRun(res, root, call, &logs, *asJSON, func() {
+		c.printInputs(saved)
+		c.printRun(store, st.session, call, res, timed.duration())
+	})
+}
+
+// reportRun prints a run's response: as JSON when asJSON, then, for a tool
+// error, the held-back log and one line saying what went wrong, and for a
+// run, the summary print gives. It returns the command's exit code.
+func (c *cli) reportRun(res *runscript.Response, root *os.Root, call scriptCall, logs *bytes.Buffer, asJSON bool, print func()) int {
+	if asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
@@ -146,9 +156,8 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 		c.errorf("%s: %s", res.ErrorCode, msg)
 		return exitFailure
 	}
-	if !*asJSON {
-		c.printInputs(saved)
-		c.printRun(store, st.session, call, res, timed.duration())
+	if !asJSON {
+		print()
 	}
 	return runExitCode(res)
 }
