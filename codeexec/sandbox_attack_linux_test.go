@@ -427,8 +427,8 @@ func TestAgentKilled(t *testing.T) {
 			if alive := survivors(marker); len(alive) > 0 {
 				t.Errorf("the dead run's processes survived the next start: %v", describe(alive))
 			}
-			if entries, _ := os.ReadDir(dir); len(entries) > 0 {
-				t.Errorf("the dead run's workspace is still there: %v", entries)
+			if left := leftovers(dir); len(left) > 0 {
+				t.Errorf("the dead run's workspace is still there: %v", left)
 			}
 		})
 	}

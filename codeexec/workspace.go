@@ -63,12 +63,38 @@ func (ws *workspace) under(base string) dirs {
 	}
 }
 
-// newWorkspace creates a fresh private workspace under parent whose skill
+// newWorkspace returns a fresh private workspace under parent whose skill
 // folder is called name, after removing, the first time a parent is used
 // in this process, what dead agents left there (see sweep).
+//
+// Making a workspace takes half a dozen directory operations, which cost a
+// few milliseconds on some disks (a VM's), so each parent keeps one spare
+// made ahead: a run takes it with two renames, and a new spare is made
+// while the run goes on. The spare's making is waited for when the run's
+// workspace is removed, so no goroutine outlives an Execute.
 func newWorkspace(parent, name string) (*workspace, error) {
+	parent = filepath.Clean(parent)
 	sweepOnce(parent)
-	root, err := os.MkdirTemp(parent, workspacePrefix)
+	ws := takeSpare(parent)
+	if ws == nil {
+		var err error
+		if ws, err = makeWorkspace(parent); err != nil {
+			return nil, err
+		}
+	}
+	if err := ws.claim(name); err != nil {
+		ws.remove()
+		return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)
+	}
+	ws.onRemove = append(ws.onRemove, refillSpare(parent))
+	return ws, nil
+}
+
+// makeWorkspace makes a spare workspace under parent: a root named
+// sparePrefix*, its lock taken, and the child's part with its skill folder
+// still called spareSkillName.
+func makeWorkspace(parent string) (*workspace, error) {
+	root, err := os.MkdirTemp(parent, sparePrefix)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)
 	}
@@ -77,10 +103,8 @@ func newWorkspace(parent, name string) (*workspace, error) {
 		removeTree(root)
 		return nil, fmt.Errorf("%w: %w", ErrWorkspace, err)
 	}
-	dir := filepath.Join(root, "w")
-	ws := &workspace{root: root, lock: lock, dir: dir, name: name}
-	d := ws.under(dir)
-	ws.skill, ws.home, ws.tmp = d.skill, d.home, d.tmp
+	ws := &workspace{root: root, lock: lock}
+	ws.setPaths(spareSkillName)
 	for _, p := range []string{ws.dir, ws.skill, ws.home, ws.tmp} {
 		if err := os.Mkdir(p, 0o700); err != nil {
 			ws.remove()
@@ -88,6 +112,92 @@ func newWorkspace(parent, name string) (*workspace, error) {
 		}
 	}
 	return ws, nil
+}
+
+// setPaths sets the workspace's paths below root for a skill folder
+// called name.
+func (ws *workspace) setPaths(name string) {
+	ws.dir, ws.name = filepath.Join(ws.root, "w"), name
+	d := ws.under(ws.dir)
+	ws.skill, ws.home, ws.tmp = d.skill, d.home, d.tmp
+}
+
+// claim makes a spare a run's workspace: its root takes the name of a
+// run's (so a sweep tells it by workspacePrefix) and its skill folder the
+// skill's name.
+func (ws *workspace) claim(name string) error {
+	root := filepath.Join(filepath.Dir(ws.root), workspacePrefix+strings.TrimPrefix(filepath.Base(ws.root), sparePrefix))
+	if err := os.Rename(ws.root, root); err != nil {
+		return err
+	}
+	ws.root = root
+	ws.setPaths(spareSkillName)
+	spare := ws.skill
+	ws.setPaths(name)
+	if name == spareSkillName {
+		return nil
+	}
+	return os.Rename(spare, ws.skill)
+}
+
+// Spare workspaces (see newWorkspace).
+const (
+	// sparePrefix starts the name of a spare workspace's root.
+	sparePrefix = "adkskills-spare-"
+	// spareSkillName is a spare's skill folder until a run names it: no
+	// skill name starts with a dot.
+	spareSkillName = ".skill"
+)
+
+// spares holds each workspace parent's spare, and whether one is being
+// made.
+var spares struct {
+	mu     sync.Mutex
+	ready  map[string]*workspace
+	making map[string]bool
+}
+
+// takeSpare returns parent's spare, or nil. A spare whose root is gone (its
+// parent removed under it) is dropped.
+func takeSpare(parent string) *workspace {
+	spares.mu.Lock()
+	ws := spares.ready[parent]
+	delete(spares.ready, parent)
+	spares.mu.Unlock()
+	if ws == nil {
+		return nil
+	}
+	if fi, err := os.Lstat(ws.root); err != nil || !fi.IsDir() {
+		ws.remove()
+		return nil
+	}
+	return ws
+}
+
+// refillSpare starts making parent's next spare, unless one is ready or
+// being made, and returns what waits until it is made.
+func refillSpare(parent string) func() {
+	spares.mu.Lock()
+	defer spares.mu.Unlock()
+	if spares.ready[parent] != nil || spares.making[parent] {
+		return func() {}
+	}
+	if spares.making == nil {
+		spares.making, spares.ready = map[string]bool{}, map[string]*workspace{}
+	}
+	spares.making[parent] = true
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ws, err := makeWorkspace(parent)
+		spares.mu.Lock()
+		defer spares.mu.Unlock()
+		delete(spares.making, parent)
+		if err == nil {
+			spares.ready[parent] = ws
+		}
+	}()
+	return func() { <-done }
 }
 
 // remove deletes the workspace and then gives up its lock.
@@ -135,7 +245,7 @@ func sweep(parent string) {
 		return
 	}
 	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), workspacePrefix) {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), workspacePrefix) && !strings.HasPrefix(e.Name(), sparePrefix) {
 			continue
 		}
 		root := filepath.Join(parent, e.Name())

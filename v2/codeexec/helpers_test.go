@@ -4,6 +4,9 @@ package codeexec
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -30,4 +33,18 @@ func mustRun(t *testing.T, e Executor, req *Request) *Result {
 		t.Fatalf("Execute: %v", err)
 	}
 	return res
+}
+
+// leftovers lists what a workspace directory holds besides the live spare
+// workspaces (see newWorkspace): what runs left behind.
+func leftovers(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), sparePrefix) && !deadWorkspace(filepath.Join(dir, e.Name())) {
+			continue
+		}
+		out = append(out, e.Name())
+	}
+	return out
 }

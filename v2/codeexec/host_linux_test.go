@@ -223,9 +223,8 @@ func testWorkspaceRemoved(t *testing.T, newExec newExecutorFunc) {
 			if !errors.Is(err, tt.wantErr) {
 				t.Errorf("err = %v, want %v", err, tt.wantErr)
 			}
-			entries, _ := os.ReadDir(dir)
-			if len(entries) != 0 {
-				t.Errorf("workspace dir not empty after the run: %v", entries)
+			if left := leftovers(dir); len(left) != 0 {
+				t.Errorf("workspace dir not empty after the run: %v", left)
 			}
 		})
 	}

@@ -5,7 +5,6 @@ package codeexec
 import (
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"testing"
 )
@@ -55,8 +54,8 @@ func TestPipelineSeam(t *testing.T) {
 			if tt.notErr != nil && errors.Is(err, tt.notErr) {
 				t.Errorf("err %v also wraps %v", err, tt.notErr)
 			}
-			if entries, _ := os.ReadDir(cfg.workspaceDir); len(entries) != 0 {
-				t.Errorf("workspace left behind: %v", entries)
+			if left := leftovers(cfg.workspaceDir); len(left) != 0 {
+				t.Errorf("workspace left behind: %v", left)
 			}
 		})
 	}
