@@ -1,6 +1,7 @@
 package skillfs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,18 @@ type Source struct {
 	fsys   fs.FS
 	logger *slog.Logger
 	warned sync.Map // skill folder + problem -> struct{}
+	// parsed remembers each skill folder's last SKILL.md and what reading
+	// it gave (a *parsedFile): the catalogue, the declared tools and every
+	// call read SKILL.md again, a dozen times per model turn, and only the
+	// parse costs (YAML: tens of microseconds a file).
+	parsed sync.Map
+}
+
+// parsedFile is a SKILL.md's content and what read made of it.
+type parsedFile struct {
+	data []byte
+	p    *Parsed
+	err  error
 }
 
 // New returns a Source over fsys. A nil logger means slog.Default().
@@ -225,6 +238,19 @@ func (s *Source) read(name string) (*Parsed, error) {
 		}
 		return nil, fmt.Errorf("read %s: %w", file, err)
 	}
+	if v, ok := s.parsed.Load(name); ok {
+		if c := v.(*parsedFile); bytes.Equal(c.data, data) {
+			return c.p.clone(), c.err
+		}
+	}
+	p, err := parse(name, data)
+	s.parsed.Store(name, &parsedFile{data: data, p: p, err: err})
+	return p.clone(), err
+}
+
+// parse reads the SKILL.md of the skill folder name, whose content is data.
+func parse(name string, data []byte) (*Parsed, error) {
+	file := path.Join(name, SkillFile)
 	p, err := Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)

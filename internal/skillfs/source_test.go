@@ -16,7 +16,7 @@ import (
 )
 
 // writeTree creates files (path -> content) under dir.
-func writeTree(t *testing.T, dir string, files map[string]string) {
+func writeTree(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for p, content := range files {
 		full := filepath.Join(dir, filepath.FromSlash(p))
@@ -149,4 +149,78 @@ func TestSourceOverRootFS(t *testing.T) {
 	assert.Equal(t, []string{"SKILL.md", "cards/a.json", "scripts/run.py"}, files)
 	_, err = src.LoadResource(context.Background(), "good", "cards/leak.txt")
 	assert.Error(t, err)
+}
+
+// TestReadRemembersEachSkillFile: a SKILL.md read again with the same
+// content gives what the first read gave, as a copy its caller may change;
+// a changed SKILL.md (even one of the same size) is parsed anew, and so is
+// a broken one once fixed.
+func TestReadRemembersEachSkillFile(t *testing.T) {
+	const (
+		good  = "---\nname: memo\ndescription: First.\nmetadata:\n  k: v\nallowed-tools: Read\n---\nOne.\n"
+		same  = "---\nname: memo\ndescription: Other.\nmetadata:\n  k: v\nallowed-tools: Read\n---\nOne.\n"
+		wrong = "---\nname: other\ndescription: First.\n---\nOne.\n"
+	)
+	require.Len(t, same, len(good), "the changed file keeps the size")
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := New(os.DirFS(dir), slog.New(slog.DiscardHandler))
+	steps := []struct {
+		content, desc, body string
+		err                 error
+	}{
+		{good, "First.", "One.\n", nil},
+		{good, "First.", "One.\n", nil},
+		{same, "Other.", "One.\n", nil},
+		{wrong, "", "", skill.ErrInvalidSkillName},
+		{wrong, "", "", skill.ErrInvalidSkillName},
+		{good, "First.", "One.\n", nil},
+	}
+	for i, st := range steps {
+		writeTree(t, dir, map[string]string{"memo/SKILL.md": st.content})
+		fm, err := src.LoadFrontmatter(ctx, "memo")
+		body, berr := src.LoadInstructions(ctx, "memo")
+		if st.err != nil {
+			require.ErrorIs(t, err, st.err, "step %d", i)
+			require.ErrorIs(t, berr, st.err, "step %d", i)
+			continue
+		}
+		require.NoError(t, err, "step %d", i)
+		require.NoError(t, berr, "step %d", i)
+		assert.Equal(t, st.desc, fm.Description, "step %d", i)
+		assert.Equal(t, st.body, body, "step %d", i)
+		assert.Equal(t, map[string]string{"k": "v"}, fm.Metadata, "step %d", i)
+		// The caller's copy is its own.
+		fm.Description, fm.Metadata["k"] = "changed", "changed"
+		fm.AllowedTools = append(fm.AllowedTools[:0], "changed")
+		again, err := src.LoadFrontmatter(ctx, "memo")
+		require.NoError(t, err)
+		assert.Equal(t, st.desc, again.Description, "step %d: a caller's change reached the next read", i)
+		assert.Equal(t, "v", again.Metadata["k"], "step %d", i)
+		if assert.NotEmpty(t, again.AllowedTools, "step %d", i) {
+			assert.NotEqual(t, "changed", again.AllowedTools[0], "step %d", i)
+		}
+	}
+}
+
+// BenchmarkListFrontmatters lists a catalogue of benchSkills skills, as
+// every model request does (the catalogue and the declared tools).
+func BenchmarkListFrontmatters(b *testing.B) {
+	const benchSkills = 20
+	dir := b.TempDir()
+	files := map[string]string{}
+	for i := range benchSkills {
+		name := "skill-" + strings.Repeat("x", i%5) + string(rune('a'+i))
+		files[name+"/SKILL.md"] = "---\nname: " + name + "\ndescription: " + strings.Repeat("Does things. ", 20) + "\nlicense: MIT\nmetadata:\n  author: someone\n  version: \"1.0\"\n---\n# Usage\n\n" + strings.Repeat("Step.\n", 50)
+	}
+	writeTree(b, dir, files)
+	src := New(os.DirFS(dir), slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		fms, err := src.ListFrontmatters(ctx)
+		if err != nil || len(fms) != benchSkills {
+			b.Fatalf("%d skills, %v", len(fms), err)
+		}
+	}
 }

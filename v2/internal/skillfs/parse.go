@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -37,6 +38,23 @@ type Parsed struct {
 	// (a description over MaxDescriptionBytes); Validate reports them as
 	// errors.
 	Warnings []string
+}
+
+// clone copies p deeply enough that changing the copy (its frontmatter's
+// fields and maps, its lists) leaves p as it was; nil stays nil.
+func (p *Parsed) clone() *Parsed {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	if p.Frontmatter != nil {
+		fm := *p.Frontmatter
+		fm.Metadata = maps.Clone(fm.Metadata)
+		fm.AllowedTools = slices.Clone(fm.AllowedTools)
+		c.Frontmatter = &fm
+	}
+	c.Extra, c.Warnings = slices.Clone(p.Extra), slices.Clone(p.Warnings)
+	return &c
 }
 
 // MaxDescriptionBytes is ADK's limit on a description: skill.Validate
