@@ -791,22 +791,23 @@ func TestSandboxArgs(t *testing.T) {
 		rest         string
 	}{
 		{"RootDropsToTheRunsUID", true, perRun, nil,
-			`^--unshare-pid --unshare-ipc --unshare-uts --hostname sandbox --unshare-cgroup-try --die-with-parent --new-session --info-fd 5 ` +
+			`^--unshare-pid --unshare-ipc --unshare-uts --hostname sandbox --unshare-cgroup-try --die-with-parent --new-session --info-fd 5 --unshare-net ` +
 				`--cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP ` +
 				`--ro-bind /usr /usr --ro-bind /etc /etc --symlink usr/bin /bin ` +
-				`--proc /proc --ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev --perms 1777 --size 67108864 --tmpfs /dev/shm --perms 1777 --size 67108864 --tmpfs /tmp ` +
+				`--proc /proc --ro-bind /dev/null /proc/keys --ro-bind /dev/null /proc/key-users --dev /dev --perms 0555 --tmpfs /dev/pts --bind /ws/.tmp /dev/shm --bind /ws/.tmp /tmp ` +
 				`--perms 0755 --dir /root --perms 0755 --dir /root/.pyenv --perms 0755 --dir /root/.pyenv/versions --ro-bind /data/py /root/.pyenv/versions/3.11.7 --ro-bind /tmp/venv /tmp/venv ` +
-				`--bind /ws /workspace --remount-ro / --remount-ro /dev$`,
+				`--bind /ws /workspace --remount-ro / --remount-ro /dev --remount-ro /dev/pts$`,
 			`^--unshare-user --disable-userns --uid 65534 --gid 65534 --unshare-net ` + innerCommon,
 			`^-- /usr/bin/setpriv --reuid 59123 --regid 59123 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs ` +
 				`-- /usr/bin/bwrap --args 7 ` +
 				`-- /usr/bin/prlimit --core=0 --as=2147483648 --nproc=256 --fsize=134217728 --cpu=120 ` +
 				`-- /root/.pyenv/versions/3.11.7/bin/python3 scripts/a.py$`},
 		{"Unprivileged", false, runUser{}, nil,
-			`^--unshare-user --cap-drop ALL --unshare-pid .* --info-fd 5 --ro-bind /usr /usr .* --remount-ro /dev$`,
+			`^--unshare-user --cap-drop ALL --unshare-pid .* --info-fd 5 --unshare-net --ro-bind /usr /usr .* --remount-ro /dev/pts$`,
 			`^--unshare-user --disable-userns --unshare-net ` + innerCommon,
 			`^-- /usr/bin/bwrap --args 7 -- /usr/bin/prlimit .* -- /root/.pyenv/versions/3.11.7/bin/python3 scripts/a.py$`},
-		{"TmpfsBeforeBindsUnderIt", true, perRun, nil, `--dev /dev .*--tmpfs /dev/shm .*--tmpfs /tmp .*--ro-bind /tmp/venv /tmp/venv .*--bind /ws /workspace`, ``, ``},
+		{"TmpBeforeBindsUnderIt", true, perRun, nil, `--dev /dev .*--bind /ws/.tmp /tmp .*--ro-bind /tmp/venv /tmp/venv .*--bind /ws /workspace`, ``, ``},
+		{"TmpfsBeforeBindsUnderIt", true, perRun, []SandboxOption{WithTmpSize(1 << 20)}, `--dev /dev .*--tmpfs /dev/shm .*--tmpfs /tmp .*--ro-bind /tmp/venv /tmp/venv .*--bind /ws /workspace`, ``, ``},
 		{"NetworkOn", false, runUser{}, []SandboxOption{WithNetwork(true)}, ``, `^--unshare-user --disable-userns --cap-drop ALL `, ``},
 		{"Limits", true, runUser{uid: 1000, gid: 1001, insideUID: 1000, insideGID: 1001},
 			[]SandboxOption{WithMemoryLimit(-1), WithProcessLimit(7), WithFileSizeLimit(-1), WithCPULimit(1500 * time.Millisecond), WithTmpSize(1 << 20)},

@@ -26,9 +26,11 @@ const (
 	// DefaultSandboxCPUTime is the CPU time each process of a run may use
 	// (RLIMIT_CPU), on top of the wall-clock Timeout.
 	DefaultSandboxCPUTime = 2 * time.Minute
-	// DefaultSandboxTmpSize is the size of each of the run's private /tmp
-	// and /dev/shm (tmpfs, so memory): 64 MiB. TMPDIR points into the
-	// workspace, on disk.
+	// DefaultSandboxTmpSize is a size for [WithTmpSize]: 64 MiB.
+	//
+	// Deprecated: a run's /tmp and /dev/shm are its workspace's temporary
+	// folder unless WithTmpSize asks for tmpfs mounts, so no size applies by
+	// default.
 	DefaultSandboxTmpSize int64 = 64 << 20
 	// DefaultSandboxFirstUID is the first of the host uids a root agent's
 	// runs take, one uid (and the gid of the same number) per run, none
@@ -47,14 +49,18 @@ const (
 //
 // What a sandboxed script gets:
 //   - no network: a network namespace with only a loopback interface (host
-//     services on 127.0.0.1 and abstract Unix sockets are unreachable),
-//     unless [WithNetwork](true);
+//     services on 127.0.0.1 and abstract Unix sockets are unreachable, and
+//     the helpers that watch the script have one of their own too, so their
+//     /proc/PID/net shows nothing of the host), unless [WithNetwork](true);
 //   - a file system of its own: /usr, /etc (and /bin, /sbin, /lib* as on
 //     the host) read-only, the interpreters of the executor's table (a
 //     pyenv interpreter's prefix, found by asking the interpreter)
 //     read-only at their host paths, [WithReadOnlyPaths]; its workspace
-//     read-write at /workspace (cwd /workspace/skill); a private /tmp and
-//     /dev/shm (small tmpfs: Python's multiprocessing needs the latter);
+//     read-write at /workspace (cwd /workspace/skill); /tmp and /dev/shm
+//     (Python's multiprocessing needs the latter) are the workspace's
+//     temporary folder, unless [WithTmpSize] makes them tmpfs; a /dev
+//     with null, zero, full, random, urandom and tty but no
+//     pseudo-terminals (see [WithTmpSize] and the README's limits);
 //     nothing else of the host: not the agent's home, not other runs'
 //     workspaces, not /var, /run, /home or /sys;
 //   - no privileges: all capabilities dropped (effective, permitted,
@@ -148,7 +154,7 @@ type Sandbox struct {
 //	WithProcessLimit(DefaultSandboxProcesses)  256 processes per run
 //	WithFileSizeLimit(DefaultSandboxFileSize)  128 MiB per file
 //	WithCPULimit(DefaultSandboxCPUTime)        2 min of CPU per process
-//	WithTmpSize(DefaultSandboxTmpSize)         64 MiB each for /tmp and /dev/shm
+//	WithTmpSize(0)                             /tmp and /dev/shm on disk, in the workspace
 //	WithSandboxUIDs(DefaultSandboxFirstUID, DefaultSandboxUIDCount)
 //	                                           a host uid per run when the agent is root
 //	WithBwrapPath("bwrap")                     looked up in PATH
@@ -232,9 +238,15 @@ func WithCPULimit(d time.Duration) SandboxOption {
 	return sandboxOption(func(s *Sandbox) { s.cpu = d })
 }
 
-// WithTmpSize sets the size of each of the run's private /tmp and /dev/shm
-// in bytes (default [DefaultSandboxTmpSize]). They are tmpfs: memory. Zero
-// means the default; negative is invalid.
+// WithTmpSize makes each of the run's /tmp and /dev/shm a tmpfs of that
+// many bytes. By default (zero) both are the workspace's temporary folder
+// (TMPDIR), on disk, removed with the workspace and bounded like it (see
+// the README's limits). A tmpfs is faster but is memory, and it bounds the
+// bytes of its files, not their number: every file, even an empty one,
+// pins about a kilobyte of kernel memory that neither this size nor any
+// rlimit counts, so a script can make millions. Use it only where the
+// agent runs under a memory limit (a container's, systemd's MemoryMax),
+// which the kernel charges these files to. Negative is invalid.
 func WithTmpSize(bytes int64) SandboxOption {
 	return sandboxOption(func(s *Sandbox) {
 		if bytes < 0 {

@@ -95,8 +95,8 @@ func (l *layout) visible(p string) bool {
 }
 
 // mountArgs are the bwrap arguments for the system layout, the kernel's
-// and the private mounts (/proc, /dev, the tmpfs at /dev/shm and /tmp:
-// "--tmpfs DIR" and the like, with their options), and the binds (sorted by
+// and the private mounts (/proc, /dev, /dev/shm and /tmp: "--tmpfs DIR",
+// "--bind SRC DIR" and the like, with their options), and the binds (sorted by
 // dst, parents before children), all after those mounts so that none hides
 // a bind under it, creating the missing parent directories of each bind
 // 0755.
@@ -109,10 +109,13 @@ func (l *layout) mountArgs(binds []bind, tmpfs []string) []string {
 		a = append(a, "--symlink", ln[0], ln[1])
 	}
 	a = append(a, tmpfs...)
-	var mounted []string // tmpfs mount points
+	var mounted []string // their mount points
 	for i, v := range tmpfs {
-		if (v == "--tmpfs" || v == "--dev" || v == "--proc") && i+1 < len(tmpfs) {
+		switch {
+		case (v == "--tmpfs" || v == "--dev" || v == "--proc") && i+1 < len(tmpfs):
 			mounted = append(mounted, tmpfs[i+1])
+		case v == "--bind" && i+2 < len(tmpfs):
+			mounted = append(mounted, tmpfs[i+2])
 		}
 	}
 	made := map[string]bool{}

@@ -134,6 +134,23 @@ const (
 // those the kernel has are masked.
 var procMasks = []string{"/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug", "/proc/latency_stats", "/proc/timer_stats"}
 
+// tmpMounts are the bubblewrap options that make the run's /dev/shm and
+// /tmp: by default both are tmp, the workspace's temporary folder on disk,
+// which the run's files fill like the rest of the workspace; with
+// WithTmpSize, tmpfs mounts of that size. A tmpfs bounds the bytes of its
+// files but not their number, and each file, even empty, pins kernel memory
+// that no limit of the run counts.
+func (s *Sandbox) tmpMounts(tmp string) []string {
+	if s.tmpSize <= 0 {
+		return []string{"--bind", tmp, "/dev/shm", "--bind", tmp, "/tmp"}
+	}
+	size := strconv.FormatInt(s.tmpSize, 10)
+	return []string{
+		"--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
+		"--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+	}
+}
+
 // runArgs is the command line of a run. Each bubblewrap's options name
 // host paths (the workspace's, every bind's source) or carry the
 // environment, so they go to it through --args (see command) and never show
@@ -170,22 +187,29 @@ type runArgs struct {
 func (s *Sandbox) bwrapArgs(h *sandboxHost, u runUser, wsDir, skillName string, binds []bind, env, argv []string, seccomp bool) runArgs {
 	ns := []string{"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "sandbox",
 		"--unshare-cgroup-try", "--die-with-parent", "--new-session", "--info-fd", strconv.Itoa(infoFD)}
-	tmpSize, _ := limit(s.tmpSize, DefaultSandboxTmpSize)
-	size := strconv.FormatInt(tmpSize, 10)
+	if !s.network {
+		// The helpers' own: /proc/1/net and /proc/2/net, which the
+		// script can read, would otherwise show the host's interfaces,
+		// routes and sockets.
+		ns = append(ns, "--unshare-net")
+	}
 	kernel := []string{"--proc", "/proc"}
 	for _, m := range h.procMasks {
 		kernel = append(kernel, "--ro-bind", "/dev/null", m)
 	}
-	kernel = append(kernel,
-		"--dev", "/dev",
-		"--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
-		"--perms", "1777", "--size", size, "--tmpfs", "/tmp",
-	)
+	// No pseudo-terminals: every devpts instance but the host's draws on
+	// one kernel-wide pool (kernel.pty.max less kernel.pty.reserve), and
+	// bubblewrap sets no max= on its own, so one run could take them all
+	// from every other run and container. A read-only empty /dev/pts
+	// leaves /dev/ptmx dangling: openpty fails with ENOENT.
+	kernel = append(kernel, "--dev", "/dev", "--perms", "0555", "--tmpfs", "/dev/pts")
+	kernel = append(kernel, s.tmpMounts(filepath.Join(wsDir, tmpDirName))...)
 	mounts := h.sys.mountArgs(binds, kernel)
 	mounts = append(mounts,
 		"--bind", wsDir, sandboxWorkspace,
 		"--remount-ro", "/",
 		"--remount-ro", "/dev",
+		"--remount-ro", "/dev/pts",
 	)
 
 	var a runArgs

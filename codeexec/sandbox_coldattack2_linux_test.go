@@ -1,0 +1,297 @@
+//go:build linux
+
+package codeexec
+
+// Attacks on the Sandbox found by a second cold review. Each test failed on
+// the code it was written against (e700c72) and passes since the hole was
+// closed. Like
+// every TestSandbox*, they run as the root agent and, through
+// TestSandboxUnprivilegedAgent, as an unprivileged one. The attack scripts
+// are POSIX shell, so that they run wherever the sandbox does.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hostNetnsScript prints, for every process of the run's PID namespace, the
+// network state /proc/PID/net shows: the interfaces, the TCP sockets and the
+// Unix sockets. The helpers (the namespace's init, PID 1, and the inner
+// bubblewrap, PID 2) live in the host's network namespace; only the script
+// has a private one.
+const hostNetnsScript = `for p in /proc/[0-9]*; do
+    for f in dev tcp unix; do
+        if [ -r "$p/net/$f" ]; then
+            echo "== $p/net/$f"
+            cat "$p/net/$f" 2>/dev/null
+        fi
+    done
+done
+`
+
+// TestSandboxColdAttack2HostNetns: "no network: only a private loopback,
+// so the host's 127.0.0.1 and abstract sockets are out of reach" (README);
+// "nothing else of the host" (Sandbox).
+//
+// Broken under both agents: the script's network namespace is private, but
+// the outer bubblewrap creates none (the network is unshared only by the
+// inner one), so the PID namespace's init (PID 1) and the inner bubblewrap
+// (PID 2) stay in the host's network namespace, and /proc/PID/net needs no
+// ptrace access: /proc/1/net and /proc/2/net show the host's interfaces
+// and their traffic counters (eth0 here), its routes and addresses
+// (net/route, net/fib_trie), every TCP and UDP socket of the host with both
+// ends and the owner's uid (the agent's connection to its model API, the
+// other services on 127.0.0.1 and their ports), and every Unix socket with
+// its path or abstract name. The test listens on 127.0.0.1 and on an
+// abstract socket as the agent and finds both in the script's output.
+// Unsharing the network in the outer bubblewrap too (or a /proc whose PID 1
+// and 2 the script cannot see) would hide it.
+func TestSandboxColdAttack2HostNetns(t *testing.T) {
+	requireSandbox(t)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("cannot listen on 127.0.0.1: %v", err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	abstract := "adkskills-coldattack2-" + randHex(6)
+	ul, err := net.Listen("unix", "@"+abstract)
+	if err != nil {
+		t.Skipf("cannot listen on an abstract Unix socket: %v", err)
+	}
+	defer ul.Close()
+
+	res := mustRun(t, NewSandbox(), script("scripts/netns.sh", hostNetnsScript))
+	out := res.Stdout.Text
+	if res.ExitCode != 0 {
+		t.Fatalf("the script failed: exit %d, stderr %q", res.ExitCode, res.Stderr.Text)
+	}
+	var ifaces []string
+	section := ""
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if s, ok := strings.CutPrefix(line, "== "); ok {
+			section = s
+			continue
+		}
+		if strings.HasSuffix(section, "/net/dev") {
+			if name, _, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && !strings.Contains(name, "|") && name != "lo" {
+				ifaces = append(ifaces, section+": "+name)
+			}
+		}
+	}
+	if len(ifaces) > 0 {
+		t.Errorf("the script sees the host's network interfaces: %v", ifaces)
+	}
+	// net/tcp: "sl local_address ...", the local address as hex IP:PORT,
+	// state 0A = LISTEN.
+	listen := fmt.Sprintf("0100007F:%04X 00000000:0000 0A", port)
+	if strings.Contains(out, listen) {
+		t.Errorf("the script sees the agent's listener on 127.0.0.1:%d in the host's socket table", port)
+	}
+	if strings.Contains(out, "@"+abstract) {
+		t.Errorf("the script sees the agent's abstract Unix socket @%s", abstract)
+	}
+}
+
+// tmpfsInodesScript fills /tmp and /dev/shm with empty files (no data, so
+// nothing of the tmpfs' size is used) with long names, tells the test it is
+// done and waits for it to look.
+const tmpfsInodesScript = `n=$1
+name=$(printf 'x%.0s' $(seq 200))
+for d in /tmp /dev/shm; do
+    (cd "$d" && seq -f "%07g$name" "$n" | xargs touch) || exit 1
+done
+echo "made $(ls -f /tmp | wc -l) $(ls -f /dev/shm | wc -l)"
+df -k /tmp /dev/shm
+touch /workspace/skill/started
+i=0
+while [ ! -e /workspace/skill/release ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+`
+
+// unreclaimableSlab is the kernel's slab memory that cannot be reclaimed
+// (SUnreclaim in /proc/meminfo: a tmpfs file's inode stays there while the
+// mount lives; a disk file's inode is reclaimable), in bytes.
+func unreclaimableSlab(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Skipf("no /proc/meminfo: %v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "SUnreclaim:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("/proc/meminfo: %q: %v", l, err)
+			}
+			return kb << 10
+		}
+	}
+	t.Skip("no SUnreclaim line in /proc/meminfo")
+	return 0
+}
+
+// TestSandboxColdAttack2TmpfsInodes: a run's /tmp and /dev/shm were tmpfs
+// mounts of WithTmpSize bytes each ("64 MiB each"), but a tmpfs' size
+// bounds only its data pages: the number of files was bounded by tmpfs'
+// default nr_inodes (half the host's RAM in pages: 3 million here, for each
+// of the two), and every empty file pins an inode and a dentry in kernel
+// memory that no rlimit counts and nothing reclaims while the mount lives
+// (bubblewrap cannot pass nr_inodes). A script that touched a million empty
+// files (15 s) pinned about 1.3 GB while df said 0 bytes used; two runs
+// could take this 23 GB host to the OOM killer. By default both are now the
+// workspace's temporary folder on disk, whose inodes the kernel reclaims;
+// WithTmpSize asks for the tmpfs, trade-off documented.
+func TestSandboxColdAttack2TmpfsInodes(t *testing.T) {
+	requireSandbox(t)
+	if testing.Short() {
+		t.Skip("makes 200,000 files")
+	}
+	const (
+		files = 100_000
+		slack = 64 << 20 // the rest of the machine's slab churn
+	)
+	dir := t.TempDir()
+	req := script("scripts/inodes.sh", tmpfsInodesScript)
+	req.Args = []string{strconv.Itoa(files)}
+	req.Limits.Timeout = 2 * time.Minute
+	type outcome struct {
+		res *Result
+		err error
+	}
+	before := unreclaimableSlab(t)
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := NewSandbox(WithWorkspaceDir(dir)).Execute(context.Background(), req)
+		done <- outcome{res, err}
+	}()
+	var skill string
+	for deadline := time.Now().Add(90 * time.Second); skill == ""; time.Sleep(50 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(dir, workspacePrefix+"*", "w", DefaultSkillName, "started")); len(m) > 0 {
+			skill = filepath.Dir(m[0])
+			break
+		}
+		select {
+		case o := <-done:
+			t.Fatalf("the run ended before making its files: %v, %+v", o.err, o.res)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the script never made its files")
+		}
+	}
+	grew := unreclaimableSlab(t) - before
+	if err := os.WriteFile(filepath.Join(skill, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := <-done
+	if o.err != nil {
+		t.Fatalf("Execute: %v", o.err)
+	}
+	if !strings.HasPrefix(o.res.Stdout.Text, fmt.Sprintf("made %d %d", files+2, files+2)) {
+		t.Fatalf("the script did not make its files: exit %d, stdout %q, stderr %q", o.res.ExitCode, o.res.Stdout.Text, o.res.Stderr.Text)
+	}
+	if grew > slack {
+		t.Errorf("a run's empty files in /tmp and /dev/shm pinned %d MiB of the host's kernel memory (SUnreclaim; bound %d MiB):\n%s",
+			grew>>20, slack>>20, o.res.Stdout.Text)
+	}
+}
+
+// ptyHogScript opens pseudo-terminals until the kernel refuses one, tells
+// the test how many it holds, and keeps them until released.
+const ptyHogScript = `import os, time
+fds = []
+err = None
+try:
+    while len(fds) < 100000:
+        fds.append(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))
+except OSError as e:
+    err = e
+print("holding", len(fds), err, flush=True)
+open("/workspace/skill/started", "w").close()
+for _ in range(600):
+    if os.path.exists("/workspace/skill/release"):
+        break
+    time.sleep(0.1)
+`
+
+// ptyScript opens one pseudo-terminal, as a script driving an interactive
+// tool (pty.spawn, expect, script(1)) does.
+const ptyScript = `import os
+try:
+    m, s = os.openpty()
+    print("ok")
+except OSError as e:
+    print("openpty:", e)
+`
+
+// TestSandboxColdAttack2PtyExhaustion: runs are isolated from each other
+// ("no other run ... shares it"; "one run's fork storm does not starve
+// another": a run's resources are its own).
+//
+// Each run got a devpts instance of its own (bubblewrap's --dev), but every
+// instance but the host's draws on one kernel-wide pool, kernel.pty.max
+// (4096) minus kernel.pty.reserve (1024), and bubblewrap sets no max= on
+// it: a script that opened /dev/ptmx 3,072 times (in under a second) took
+// the whole pool, and while it lived every other run's openpty failed with
+// ENOSPC, as did every container on the host. A run now has no
+// pseudo-terminals at all: the hog gets none, and another run's openpty
+// answers the same with the hog alive as without it.
+func TestSandboxColdAttack2PtyExhaustion(t *testing.T) {
+	requireSandbox(t)
+	alone := mustRun(t, NewSandbox(), script("scripts/pty.py", ptyScript))
+	if !strings.Contains(alone.Stdout.Text, "No such file or directory") {
+		t.Errorf("a run can open a pseudo-terminal: %q, stderr %q", alone.Stdout.Text, alone.Stderr.Text)
+	}
+	dir := t.TempDir()
+	hog := script("scripts/pty_hog.py", ptyHogScript)
+	hog.Limits.Timeout = 2 * time.Minute
+	type outcome struct {
+		res *Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := NewSandbox(WithWorkspaceDir(dir)).Execute(context.Background(), hog)
+		done <- outcome{res, err}
+	}()
+	var skill string
+	for deadline := time.Now().Add(hardDeadline); skill == ""; time.Sleep(20 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(dir, workspacePrefix+"*", "w", DefaultSkillName, "started")); len(m) > 0 {
+			skill = filepath.Dir(m[0])
+			break
+		}
+		select {
+		case o := <-done:
+			t.Fatalf("the hog ended before it started: %v, %+v", o.err, o.res)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the hog never started")
+		}
+	}
+	other := mustRun(t, NewSandbox(), script("scripts/pty.py", ptyScript))
+	if err := os.WriteFile(filepath.Join(skill, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := <-done
+	if o.err != nil {
+		t.Fatalf("Execute (hog): %v", o.err)
+	}
+	if !strings.HasPrefix(o.res.Stdout.Text, "holding 0 ") {
+		t.Errorf("a run holds pseudo-terminals: %q", o.res.Stdout.Text)
+	}
+	if other.Stdout.Text != alone.Stdout.Text {
+		t.Errorf("another run's openpty answers %q while one run holds what it could get (%s), %q alone",
+			other.Stdout.Text, strings.TrimSpace(o.res.Stdout.Text), alone.Stdout.Text)
+	}
+}
