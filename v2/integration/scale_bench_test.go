@@ -187,14 +187,26 @@ func rssKiB(field string) int64 {
 // resetPeakRSS resets VmHWM to the current RSS (Linux: clear_refs 5).
 func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
-// concurrently makes n calls of skill at once and returns the growth of the
-// process's peak RSS over its RSS before, in MiB, and how long they took.
-func concurrently(b *testing.B, c *caller, skill string, n int, each int) (float64, time.Duration) {
+// callers makes n callers of one executor: each has its own runner and
+// scripted model (which answers calls in the order they come, so two
+// turns cannot share one), and all share e, its cache and its workspaces.
+func callers(b *testing.B, skills string, e codeexec.Executor, n int) []*caller {
+	cs := make([]*caller, n)
+	for i := range cs {
+		cs[i] = newCaller(b, skills, e)
+	}
+	return cs
+}
+
+// concurrently makes a call of skill through each of cs at once, each times,
+// and returns the growth of the process's peak RSS over its RSS before, in
+// MiB, and how long they took.
+func concurrently(b *testing.B, cs []*caller, skill string, each int) (float64, time.Duration) {
 	before := rssKiB("VmRSS")
 	resetPeakRSS()
 	start := time.Now()
 	var wg sync.WaitGroup
-	for range n {
+	for _, c := range cs {
 		wg.Go(func() {
 			for range each {
 				c.call(b, skill)
@@ -210,12 +222,12 @@ func concurrently(b *testing.B, c *caller, skill string, n int, each int) (float
 // most 64 MiB).
 func BenchmarkBigSkillConcurrent(b *testing.B) {
 	skills := scaleSkills(b)
-	c := newCaller(b, skills, scaleExecutor(b, "Sandbox"))
-	c.call(b, "big")
+	cs := callers(b, skills, scaleExecutor(b, "Sandbox"), 8)
+	cs[0].call(b, "big")
 	var growth []float64
 	b.ResetTimer()
 	for range b.N {
-		g, _ := concurrently(b, c, "big", 8, 1)
+		g, _ := concurrently(b, cs, "big", 1)
 		growth = append(growth, g)
 	}
 	slices.Sort(growth)
@@ -275,13 +287,13 @@ func BenchmarkConcurrent16(b *testing.B) {
 	for _, kind := range []string{"Local", "Sandbox"} {
 		for _, skill := range []string{"tiny", "big"} {
 			b.Run(kind+"/"+skill, func(b *testing.B) {
-				c := newCaller(b, skills, scaleExecutor(b, kind))
-				c.call(b, skill)
+				cs := callers(b, skills, scaleExecutor(b, kind), goroutines)
+				cs[0].call(b, skill)
 				var peak float64
 				var took time.Duration
 				b.ResetTimer()
 				for range b.N {
-					g, d := concurrently(b, c, skill, goroutines, each)
+					g, d := concurrently(b, cs, skill, each)
 					peak, took = max(peak, g), took+d
 				}
 				b.ReportMetric(float64(goroutines*each*b.N)/took.Seconds(), "calls/s")
