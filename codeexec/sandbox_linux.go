@@ -133,8 +133,9 @@ const (
 var procMasks = []string{"/proc/keys", "/proc/key-users", "/proc/timer_list", "/proc/sched_debug", "/proc/latency_stats", "/proc/timer_stats"}
 
 // tmpMounts are the bubblewrap options that make the run's /dev/shm and
-// /tmp: by default both are tmp, the workspace's temporary folder on disk,
-// which the run's files fill like the rest of the workspace; with
+// /tmp: by default both are tmp, the workspace's temporary folder, which
+// the run's files fill like the rest of the workspace (on the workspace
+// directory's file system); with
 // WithTmpSize, tmpfs mounts of that size. A tmpfs bounds the bytes of its
 // files but not their number, and each file, even empty, pins kernel memory
 // that no limit of the run counts.

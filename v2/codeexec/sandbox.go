@@ -154,7 +154,7 @@ type Sandbox struct {
 //	WithProcessLimit(DefaultSandboxProcesses)  256 processes per run
 //	WithFileSizeLimit(DefaultSandboxFileSize)  128 MiB per file
 //	WithCPULimit(DefaultSandboxCPUTime)        2 min of CPU per process
-//	WithTmpSize(0)                             /tmp and /dev/shm on disk, in the workspace
+//	WithTmpSize(0)                             /tmp and /dev/shm in the workspace
 //	WithSandboxUIDs(DefaultSandboxFirstUID, DefaultSandboxUIDCount)
 //	                                           a host uid per run when the agent is root
 //	WithBwrapPath("bwrap")                     looked up in PATH
@@ -240,13 +240,15 @@ func WithCPULimit(d time.Duration) SandboxOption {
 
 // WithTmpSize makes each of the run's /tmp and /dev/shm a tmpfs of that
 // many bytes. By default (zero) both are the workspace's temporary folder
-// (TMPDIR), on disk, removed with the workspace and bounded like it (see
-// the README's limits). A tmpfs is faster but is memory, and it bounds the
+// (TMPDIR), on the workspace directory's file system, removed with the
+// workspace and bounded like it (see the README's limits). A tmpfs is faster but is memory, and it bounds the
 // bytes of its files, not their number: every file, even an empty one,
 // pins about a kilobyte of kernel memory that neither this size nor any
-// rlimit counts, so a script can make millions. Use it only where the
-// agent runs under a memory limit (a container's, systemd's MemoryMax),
-// which the kernel charges these files to. Negative is invalid.
+// rlimit counts, so a script can make millions (so does the workspace
+// itself when [WithWorkspaceDir] is on a tmpfs, as the OS temporary
+// directory is on some systems). Use it only where the agent runs under a
+// memory limit (a container's, systemd's MemoryMax), which the kernel
+// charges these files to. Negative is invalid.
 func WithTmpSize(bytes int64) SandboxOption {
 	return sandboxOption(func(s *Sandbox) {
 		if bytes < 0 {

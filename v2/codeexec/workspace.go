@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,12 +128,24 @@ func (ws *workspace) setPaths(name string) {
 // claim makes a spare a run's workspace: its root takes the name of a
 // run's (so a sweep tells it by workspacePrefix) and its skill folder the
 // skill's name.
+//
+// The root's new name is the spare's own random part, or, when a name is
+// taken (in a shared temporary directory another user can squat the name
+// a visible spare will take), a fresh one, as os.MkdirTemp would pick.
 func (ws *workspace) claim(name string) error {
-	root := filepath.Join(filepath.Dir(ws.root), workspacePrefix+strings.TrimPrefix(filepath.Base(ws.root), sparePrefix))
-	if err := os.Rename(ws.root, root); err != nil {
+	parent, suffix := filepath.Dir(ws.root), strings.TrimPrefix(filepath.Base(ws.root), sparePrefix)
+	var err error
+	for range claimAttempts {
+		root := filepath.Join(parent, workspacePrefix+suffix)
+		if err = os.Rename(ws.root, root); err == nil {
+			ws.root = root
+			break
+		}
+		suffix = randomName()
+	}
+	if err != nil {
 		return err
 	}
-	ws.root = root
 	ws.setPaths(spareSkillName)
 	spare := ws.skill
 	ws.setPaths(name)
@@ -149,18 +162,30 @@ const (
 	// spareSkillName is a spare's skill folder until a run names it: no
 	// skill name starts with a dot.
 	spareSkillName = ".skill"
+	// claimAttempts is how many names a claim tries for its root.
+	claimAttempts = 100
+	// maxSpareParents is how many workspace directories keep a spare: a
+	// program that gives every tenant or test a directory of its own holds
+	// at most this many spares (and their lock descriptors) at once.
+	maxSpareParents = 8
 )
 
-// spares holds each workspace parent's spare, and whether one is being
-// made.
-var spares struct {
+// spares holds the spares of the maxSpareParents workspace directories used
+// last (order: least recently first), and the directories whose spare is
+// being made.
+var spares spareSet
+
+// spareSet is the type of spares.
+type spareSet struct {
 	mu     sync.Mutex
 	ready  map[string]*workspace
+	order  []string
 	making map[string]bool
 }
 
-// takeSpare returns parent's spare, or nil. A spare whose root is gone (its
-// parent removed under it) is dropped.
+// takeSpare returns parent's spare, or nil. A spare that is no longer whole
+// (its parent removed under it, a cleaner that pruned its empty folders) is
+// dropped.
 func takeSpare(parent string) *workspace {
 	spares.mu.Lock()
 	ws := spares.ready[parent]
@@ -169,15 +194,18 @@ func takeSpare(parent string) *workspace {
 	if ws == nil {
 		return nil
 	}
-	if fi, err := os.Lstat(ws.root); err != nil || !fi.IsDir() {
-		ws.remove()
-		return nil
+	for _, d := range []string{ws.root, ws.dir, ws.skill, ws.home, ws.tmp} {
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+			ws.remove()
+			return nil
+		}
 	}
 	return ws
 }
 
 // refillSpare starts making parent's next spare, unless one is ready or
-// being made, and returns what waits until it is made.
+// being made, and returns what waits until it is made (and the spare of
+// the directory used longest ago is removed, when parent is one too many).
 func refillSpare(parent string) func() {
 	spares.mu.Lock()
 	defer spares.mu.Unlock()
@@ -192,14 +220,34 @@ func refillSpare(parent string) func() {
 	go func() {
 		defer close(done)
 		ws, err := makeWorkspace(parent)
+		var dropped *workspace
 		spares.mu.Lock()
-		defer spares.mu.Unlock()
 		delete(spares.making, parent)
 		if err == nil {
 			spares.ready[parent] = ws
+			dropped = spares.use(parent)
+		}
+		spares.mu.Unlock()
+		if dropped != nil {
+			dropped.remove()
 		}
 	}()
 	return func() { <-done }
+}
+
+// use records parent as the directory used last and returns the spare of
+// the one that no longer fits in maxSpareParents, taken out of ready, or
+// nil. spares.mu is held.
+func (sp *spareSet) use(parent string) *workspace {
+	sp.order = append(slices.DeleteFunc(sp.order, func(p string) bool { return p == parent }), parent)
+	if len(sp.order) <= maxSpareParents {
+		return nil
+	}
+	oldest := sp.order[0]
+	sp.order = sp.order[1:]
+	ws := sp.ready[oldest]
+	delete(sp.ready, oldest)
+	return ws
 }
 
 // remove deletes the workspace and then gives up its lock.

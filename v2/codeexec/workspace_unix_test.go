@@ -13,8 +13,9 @@ import (
 
 // TestWorkspaceSpares: a run's workspace comes from the spare made while
 // the previous run went on; the spare is the agent's, locked, and
-// complete; a spare removed under the agent is replaced; a dead agent's
-// spare is swept.
+// complete; a spare removed or pruned under the agent is replaced, a
+// squatted name does not stop a run, only the directories used last keep
+// a spare, and a dead agent's spare is swept.
 func TestWorkspaceSpares(t *testing.T) {
 	parent := t.TempDir()
 	spareOf := func() string {
@@ -72,7 +73,52 @@ func TestWorkspaceSpares(t *testing.T) {
 	}
 	check(third, DefaultSkillName)
 	third.remove()
+
+	// A spare a cleaner pruned (its empty HOME gone) is not used.
+	removeTree(filepath.Join(parent, spareOf(), "w", homeDirName))
+	pruned, err := newWorkspace(parent, DefaultSkillName)
+	if err != nil {
+		t.Fatalf("with a pruned spare: %v", err)
+	}
+	check(pruned, DefaultSkillName)
+	pruned.remove()
+
+	// Another user squats the name the spare's root would take: the run
+	// takes another.
+	squat := filepath.Join(parent, workspacePrefix+strings.TrimPrefix(spareOf(), sparePrefix))
+	mustMkdir(t, squat, 0o755)
+	mustWrite(t, filepath.Join(squat, "x"), "")
+	squatted, err := newWorkspace(parent, DefaultSkillName)
+	if err != nil {
+		t.Fatalf("with the spare's run name taken: %v", err)
+	}
+	check(squatted, DefaultSkillName)
+	if squatted.root == squat {
+		t.Errorf("the run took the squatted %s", squat)
+	}
+	squatted.remove()
+	removeTree(squat)
 	spareOf()
+
+	// Only the maxSpareParents directories used last keep a spare.
+	var parents []string
+	for range maxSpareParents + 1 {
+		p := t.TempDir()
+		ws, err := newWorkspace(p, DefaultSkillName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws.remove()
+		parents = append(parents, p)
+	}
+	if entries, _ := os.ReadDir(parents[0]); len(entries) != 0 {
+		t.Errorf("the directory used longest ago still holds %d entries, want its spare removed", len(entries))
+	}
+	for _, p := range parents[1:] {
+		if entries, _ := os.ReadDir(p); len(entries) != 1 {
+			t.Errorf("%s holds %d entries, want its spare", p, len(entries))
+		}
+	}
 
 	// A dead agent's spare (its lock free) goes with the first sweep.
 	other := t.TempDir()
