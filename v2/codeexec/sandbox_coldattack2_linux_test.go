@@ -120,6 +120,58 @@ i=0
 while [ ! -e /workspace/skill/release ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
 `
 
+// heldRun is a sandboxed run whose script has said, by creating "started"
+// in its skill root, that it is holding what it took, and waits there for
+// "release".
+type heldRun struct {
+	skill string // the skill root, on the host
+	done  chan heldOutcome
+}
+
+type heldOutcome struct {
+	res *Result
+	err error
+}
+
+// startHeld runs req in a Sandbox on a workspace directory of its own and
+// returns once its script has started holding, within within.
+func startHeld(t *testing.T, req *Request, within time.Duration) *heldRun {
+	t.Helper()
+	dir := t.TempDir()
+	h := &heldRun{done: make(chan heldOutcome, 1)}
+	go func() {
+		res, err := NewSandbox(WithWorkspaceDir(dir)).Execute(context.Background(), req)
+		h.done <- heldOutcome{res, err}
+	}()
+	for deadline := time.Now().Add(within); ; time.Sleep(20 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(dir, workspacePrefix+"*", "w", DefaultSkillName, "started")); len(m) > 0 {
+			h.skill = filepath.Dir(m[0])
+			return h
+		}
+		select {
+		case o := <-h.done:
+			t.Fatalf("the run ended before its script held anything: %v, %+v", o.err, o.res)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the script did not start holding within %v", within)
+		}
+	}
+}
+
+// release lets the script end and returns the run's result.
+func (h *heldRun) release(t *testing.T) *Result {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(h.skill, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := <-h.done
+	if o.err != nil {
+		t.Fatalf("Execute: %v", o.err)
+	}
+	return o.res
+}
+
 // unreclaimableSlab is the kernel's slab memory that cannot be reclaimed
 // (SUnreclaim in /proc/meminfo: a tmpfs file's inode stays there while the
 // mount lives; a disk file's inode is reclaimable), in bytes.
@@ -162,49 +214,19 @@ func TestSandboxColdAttack2TmpfsInodes(t *testing.T) {
 		files = 100_000
 		slack = 64 << 20 // the rest of the machine's slab churn
 	)
-	dir := t.TempDir()
 	req := script("scripts/inodes.sh", tmpfsInodesScript)
 	req.Args = []string{strconv.Itoa(files)}
 	req.Limits.Timeout = 2 * time.Minute
-	type outcome struct {
-		res *Result
-		err error
-	}
 	before := unreclaimableSlab(t)
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := NewSandbox(WithWorkspaceDir(dir)).Execute(context.Background(), req)
-		done <- outcome{res, err}
-	}()
-	var skill string
-	for deadline := time.Now().Add(90 * time.Second); skill == ""; time.Sleep(50 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(dir, workspacePrefix+"*", "w", DefaultSkillName, "started")); len(m) > 0 {
-			skill = filepath.Dir(m[0])
-			break
-		}
-		select {
-		case o := <-done:
-			t.Fatalf("the run ended before making its files: %v, %+v", o.err, o.res)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the script never made its files")
-		}
-	}
+	h := startHeld(t, req, 90*time.Second)
 	grew := unreclaimableSlab(t) - before
-	if err := os.WriteFile(filepath.Join(skill, "release"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := <-done
-	if o.err != nil {
-		t.Fatalf("Execute: %v", o.err)
-	}
-	if !strings.HasPrefix(o.res.Stdout.Text, fmt.Sprintf("made %d %d", files+2, files+2)) {
-		t.Fatalf("the script did not make its files: exit %d, stdout %q, stderr %q", o.res.ExitCode, o.res.Stdout.Text, o.res.Stderr.Text)
+	res := h.release(t)
+	if !strings.HasPrefix(res.Stdout.Text, fmt.Sprintf("made %d %d", files+2, files+2)) {
+		t.Fatalf("the script did not make its files: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout.Text, res.Stderr.Text)
 	}
 	if grew > slack {
 		t.Errorf("a run's empty files in /tmp and /dev/shm pinned %d MiB of the host's kernel memory (SUnreclaim; bound %d MiB):\n%s",
-			grew>>20, slack>>20, o.res.Stdout.Text)
+			grew>>20, slack>>20, res.Stdout.Text)
 	}
 }
 
@@ -254,46 +276,16 @@ func TestSandboxColdAttack2PtyExhaustion(t *testing.T) {
 	if !strings.Contains(alone.Stdout.Text, "No such file or directory") {
 		t.Errorf("a run can open a pseudo-terminal: %q, stderr %q", alone.Stdout.Text, alone.Stderr.Text)
 	}
-	dir := t.TempDir()
 	hog := script("scripts/pty_hog.py", ptyHogScript)
 	hog.Limits.Timeout = 2 * time.Minute
-	type outcome struct {
-		res *Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := NewSandbox(WithWorkspaceDir(dir)).Execute(context.Background(), hog)
-		done <- outcome{res, err}
-	}()
-	var skill string
-	for deadline := time.Now().Add(hardDeadline); skill == ""; time.Sleep(20 * time.Millisecond) {
-		if m, _ := filepath.Glob(filepath.Join(dir, workspacePrefix+"*", "w", DefaultSkillName, "started")); len(m) > 0 {
-			skill = filepath.Dir(m[0])
-			break
-		}
-		select {
-		case o := <-done:
-			t.Fatalf("the hog ended before it started: %v, %+v", o.err, o.res)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the hog never started")
-		}
-	}
+	h := startHeld(t, hog, hardDeadline)
 	other := mustRun(t, NewSandbox(), script("scripts/pty.py", ptyScript))
-	if err := os.WriteFile(filepath.Join(skill, "release"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := <-done
-	if o.err != nil {
-		t.Fatalf("Execute (hog): %v", o.err)
-	}
-	if !strings.HasPrefix(o.res.Stdout.Text, "holding 0 ") {
-		t.Errorf("a run holds pseudo-terminals: %q", o.res.Stdout.Text)
+	held := h.release(t)
+	if !strings.HasPrefix(held.Stdout.Text, "holding 0 ") {
+		t.Errorf("a run holds pseudo-terminals: %q", held.Stdout.Text)
 	}
 	if other.Stdout.Text != alone.Stdout.Text {
 		t.Errorf("another run's openpty answers %q while one run holds what it could get (%s), %q alone",
-			other.Stdout.Text, strings.TrimSpace(o.res.Stdout.Text), alone.Stdout.Text)
+			other.Stdout.Text, strings.TrimSpace(held.Stdout.Text), alone.Stdout.Text)
 	}
 }
