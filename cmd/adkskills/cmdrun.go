@@ -81,13 +81,9 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 		c.errorf("%v", err)
 		return exitUsage
 	}
-	if *stdinArg != "" {
-		in, err := c.readStdin(*stdinArg, runscript.MaxStdinBytes)
-		if err != nil {
-			c.errorf("%v", err)
-			return exitUsage
-		}
-		call.stdin = &in
+	if err := c.stdinFor(&call, *stdinArg); err != nil {
+		c.errorf("%v", err)
+		return exitUsage
 	}
 	wb, code := c.open(ctx, *skills, st.dir, ex.sandbox)
 	if wb == nil {
@@ -129,6 +125,20 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 		c.printInputs(saved)
 		c.printRun(store, st.session, call, res, timed.duration())
 	})
+}
+
+// stdinFor sets call's stdin from arg (a file, or - for this command's own
+// standard input) when arg is set.
+func (c *cli) stdinFor(call *scriptCall, arg string) error {
+	if arg == "" {
+		return nil
+	}
+	in, err := c.readStdin(arg, runscript.MaxStdinBytes)
+	if err != nil {
+		return err
+	}
+	call.stdin = &in
+	return nil
 }
 
 // reportRun prints a run's response: as JSON when asJSON, then, for a tool
