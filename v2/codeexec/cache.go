@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -337,13 +336,8 @@ func (c *cache) build(fsys fs.FS, maxBytes int64, mtime time.Time) (string, *man
 		return "", nil, err
 	}
 	defer root.Close()
-	b := &snapshotBuilder{c: c, root: root, budget: maxBytes, limit: maxBytes, mtime: mtime, hash: sha256.New()}
-	if err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
-		}
-		return b.entry(fsys, p, d)
-	}); err != nil {
+	b := &snapshotBuilder{c: c, copier: copier{root: root, budget: maxBytes, limit: maxBytes, mtime: mtime, hash: sha256.New()}}
+	if err := walkSkill(fsys, mtime, b.dir, b.file); err != nil {
 		return "", nil, err
 	}
 	body, err := json.Marshal(&b.m)
@@ -369,41 +363,20 @@ func (c *cache) build(fsys fs.FS, maxBytes int64, mtime time.Time) (string, *man
 
 // snapshotBuilder copies a skill folder into a snapshot's tree.
 type snapshotBuilder struct {
-	c             *cache
-	root          *os.Root
-	budget, limit int64
-	mtime         time.Time // the latest modification time a file gets
-	hash          hash.Hash
-	m             manifest
+	copier
+	c *cache
+	m manifest
 }
 
-// entry copies one entry of the skill folder: a folder, a regular file
-// (with its mode, write bits dropped in the read-only cache, and its time),
-// nothing else.
-func (b *snapshotBuilder) entry(fsys fs.FS, p string, d fs.DirEntry) error {
-	if p == "." {
-		return nil
-	}
-	if err := checkPath(p); err != nil {
-		return fmt.Errorf("%w: skill folder: %w", ErrInvalidRequest, err)
-	}
-	switch t := d.Type(); {
-	case t.IsDir():
-		b.m.Dirs = append(b.m.Dirs, p)
-		return b.root.Mkdir(p, 0o700)
-	case !t.IsRegular():
-		return nil
-	}
-	info, err := d.Info()
-	if err != nil {
-		return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
-	}
-	src, err := fsys.Open(p)
-	if err != nil {
-		return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
-	}
-	defer src.Close()
-	mode := info.Mode().Perm()
+// dir makes a folder of the skill in the snapshot.
+func (b *snapshotBuilder) dir(p string) error {
+	b.m.Dirs = append(b.m.Dirs, p)
+	return b.root.Mkdir(p, 0o700)
+}
+
+// file copies a regular file of the skill into the snapshot, with its mode
+// (write bits dropped in the read-only cache) and time, and records it.
+func (b *snapshotBuilder) file(p string, src io.Reader, mode fs.FileMode, mtime time.Time) error {
 	if mode == 0 {
 		mode = 0o644
 	}
@@ -411,33 +384,7 @@ func (b *snapshotBuilder) entry(fsys fs.FS, p string, d fs.DirEntry) error {
 		mode &^= 0o222
 		mode |= 0o444
 	}
-	f, err := b.root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	b.hash.Reset()
-	n, err := io.Copy(io.MultiWriter(f, b.hash), io.LimitReader(src, b.budget+1))
-	if err == nil && n > b.budget {
-		err = fmt.Errorf("%w: the files to stage are over the %d-byte limit", ErrInvalidRequest, b.limit)
-	}
-	b.budget -= n
-	mtime := info.ModTime()
-	if mtime.IsZero() || mtime.After(b.mtime) {
-		mtime = b.mtime
-	}
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = b.root.Chtimes(p, mtime, mtime)
-	}
-	var fi fs.FileInfo
-	if err == nil {
-		fi, err = b.root.Lstat(p)
-	}
+	fi, err := b.copyFile(p, src, mode, mtime, true)
 	if err != nil {
 		return err
 	}

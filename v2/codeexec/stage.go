@@ -77,16 +77,94 @@ func (s snapshot) unchanged(p string, id fileID, info fs.FileInfo, read func() (
 	return sha256.Sum256(data) == rec.sum, data
 }
 
+// copier creates files under an os.Root within a byte budget: the one way
+// staging and the snapshot cache's builder write a file.
+type copier struct {
+	root   *os.Root
+	limit  int64     // the staging limit in bytes
+	budget int64     // bytes left to stage
+	mtime  time.Time // the latest modification time a copied file gets
+	hash   hash.Hash
+}
+
+// copyFile creates p with src's content, mode (the umask does not apply)
+// and modification time mtime, within the budget, leaving the content's
+// digest in c.hash when digest is set, and returns the file's info. Over
+// the budget is ErrInvalidRequest; other errors are the file system's.
+func (c *copier) copyFile(p string, src io.Reader, mode fs.FileMode, mtime time.Time, digest bool) (fs.FileInfo, error) {
+	f, err := c.root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	var w io.Writer = f
+	if digest {
+		c.hash.Reset()
+		w = io.MultiWriter(f, c.hash)
+	}
+	n, err := io.Copy(w, io.LimitReader(src, c.budget+1))
+	if err == nil && n > c.budget {
+		err = fmt.Errorf("%w: the files to stage are over the %d-byte limit", ErrInvalidRequest, c.limit)
+	}
+	c.budget -= n
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	var info fs.FileInfo
+	if err == nil {
+		if err = c.root.Chtimes(p, mtime, mtime); err == nil {
+			info, err = statFile(f)
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return info, err
+}
+
+// walkSkill walks the skill folder fsys: dir gets each folder, file each
+// regular file, open, with its permission bits and its modification time
+// (at most latest); anything else (a symbolic link, a device) is skipped. A
+// path no skill may hold is ErrInvalidRequest.
+func walkSkill(fsys fs.FS, latest time.Time, dir func(p string) error, file func(p string, src io.Reader, perm fs.FileMode, mtime time.Time) error) error {
+	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
+		}
+		if p == "." {
+			return nil
+		}
+		if err := checkPath(p); err != nil {
+			return fmt.Errorf("%w: skill folder: %w", ErrInvalidRequest, err)
+		}
+		switch t := d.Type(); {
+		case t.IsDir():
+			return dir(p)
+		case !t.IsRegular():
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
+		}
+		src, err := fsys.Open(p)
+		if err != nil {
+			return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
+		}
+		defer src.Close()
+		mtime := info.ModTime()
+		if mtime.IsZero() || mtime.After(latest) {
+			mtime = latest
+		}
+		return file(p, src, info.Mode().Perm(), mtime)
+	})
+}
+
 // stager writes a request's files into the skill root through an os.Root.
 type stager struct {
-	root     *os.Root
-	rootPath string    // the skill root's host path
-	limit    int64     // the staging limit in bytes
-	budget   int64     // bytes left to stage
-	mtime    time.Time // the latest modification time a staged file gets
+	copier
+	rootPath string // the skill root's host path
 	script   string
 	snap     snapshot
-	hash     hash.Hash
 }
 
 // stage writes req's skill folder and then its extra files into the skill
@@ -103,14 +181,16 @@ func (ws *workspace) stage(req *Request, maxBytes int64, mode stageMode, c func(
 	}
 	defer root.Close()
 	st := &stager{
-		root:     root,
+		copier: copier{
+			root:   root,
+			limit:  maxBytes,
+			budget: maxBytes,
+			mtime:  time.Now().Add(-stagedMtimeMargin).Truncate(time.Second),
+			hash:   sha256.New(),
+		},
 		rootPath: ws.skill,
-		limit:    maxBytes,
-		budget:   maxBytes,
-		mtime:    time.Now().Add(-stagedMtimeMargin).Truncate(time.Second),
 		script:   req.Script,
 		snap:     snapshot{},
-		hash:     sha256.New(),
 	}
 	if req.Skill != nil {
 		if err := st.skill(req.Skill, mode, c); err != nil {
@@ -147,46 +227,14 @@ func (st *stager) skill(fsys fs.FS, mode stageMode, cacheOf func() *cache) error
 			// The cache could not serve this folder: copy it.
 		}
 	}
-	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
-		}
-		return st.skillEntry(fsys, p, d)
-	})
-}
-
-// skillEntry stages one entry of the skill folder: a directory is made, a
-// regular file copied, anything else (a symbolic link, a device) skipped.
-func (st *stager) skillEntry(fsys fs.FS, p string, d fs.DirEntry) error {
-	if p == "." {
-		return nil
-	}
-	if err := checkPath(p); err != nil {
-		return fmt.Errorf("%w: skill folder: %w", ErrInvalidRequest, err)
-	}
-	switch t := d.Type(); {
-	case t.IsDir():
+	return walkSkill(fsys, st.mtime, func(p string) error {
 		if err := st.root.Mkdir(p, 0o755); err != nil {
 			return fmt.Errorf("%w: stage %q: %w", ErrWorkspace, p, err)
 		}
 		return nil
-	case !t.IsRegular():
-		return nil
-	}
-	info, err := d.Info()
-	if err != nil {
-		return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
-	}
-	src, err := fsys.Open(p)
-	if err != nil {
-		return fmt.Errorf("%w: reading the skill folder: %w", ErrWorkspace, err)
-	}
-	defer src.Close()
-	mtime := info.ModTime()
-	if mtime.IsZero() || mtime.After(st.mtime) {
-		mtime = st.mtime
-	}
-	return st.write(p, src, info.Mode().Perm(), mtime, true)
+	}, func(p string, src io.Reader, perm fs.FileMode, mtime time.Time) error {
+		return st.write(p, src, perm, mtime, true)
+	})
 }
 
 // extra stages one of the request's extra files, which must not replace a
@@ -229,32 +277,7 @@ func (st *stager) write(p string, src io.Reader, mode fs.FileMode, mtime time.Ti
 			mode = 0o755
 		}
 	}
-	f, err := st.root.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("%w: stage %q: %w", ErrWorkspace, p, err)
-	}
-	var w io.Writer = f
-	if digest {
-		st.hash.Reset()
-		w = io.MultiWriter(f, st.hash)
-	}
-	n, err := io.Copy(w, io.LimitReader(src, st.budget+1))
-	if err == nil && n > st.budget {
-		err = fmt.Errorf("%w: the files to stage are over the %d-byte limit", ErrInvalidRequest, st.limit)
-	}
-	st.budget -= n
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	var info fs.FileInfo
-	if err == nil {
-		if err = st.root.Chtimes(p, mtime, mtime); err == nil {
-			info, err = statFile(f)
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	info, err := st.copyFile(p, src, mode, mtime, digest)
 	if err != nil {
 		if errors.Is(err, ErrInvalidRequest) {
 			return err
