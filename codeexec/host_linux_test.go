@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,7 +48,6 @@ func runHostSuite(t *testing.T, newExec newExecutorFunc) {
 	t.Run("ProcessTree", func(t *testing.T) { testProcessTree(t, newExec) })
 	t.Run("WaitDelay", func(t *testing.T) { testWaitDelay(t, newExec) })
 	t.Run("WorkspaceRemoved", func(t *testing.T) { testWorkspaceRemoved(t, newExec) })
-	t.Run("OutputTail", func(t *testing.T) { testOutputTail(t, newExec) })
 	t.Run("ReplacedRoot", func(t *testing.T) { testReplacedRoot(t, newExec) })
 }
 
@@ -225,65 +223,6 @@ func testWorkspaceRemoved(t *testing.T, newExec newExecutorFunc) {
 				t.Errorf("workspace dir not empty after the run: %v", left)
 			}
 		})
-	}
-}
-
-// Sizes of testOutputTail (codeexectest has the same test with the default
-// WaitDelay).
-const (
-	tailRuns        = 32               // concurrent runs
-	tailStreamBytes = 3 * pipeBytes    // printed on each stream before the sentinel: more than a pipe holds
-	tailWaitDelay   = time.Millisecond // far shorter than a loaded reader takes to drain a pipe
-)
-
-// testOutputTail: a run that exits 0 returns the end of its output, however
-// far behind the reader is when the script exits. Many concurrent runs fill
-// their pipes and exit at once, so the readers lag; a WaitDelay much shorter
-// than that lag must not cut the streams, because every writer is dead and
-// the pipes are only waiting to be drained.
-func testOutputTail(t *testing.T, newExec newExecutorFunc) {
-	e := newExec(WithWaitDelay(tailWaitDelay))
-	src := `import os, sys
-n, sentinel = int(sys.argv[1]), sys.argv[2]
-line = b"x" * 1023 + b"\n"
-block = line * 1024
-for i in range(0, n, len(block)):
-    for fd in (1, 2):
-        mv = memoryview(block)[:n - i]
-        while mv:
-            mv = mv[os.write(fd, mv):]
-for fd in (1, 2):
-    os.write(fd, (sentinel + "\n").encode())
-os._exit(0)  # at once, with the pipes full
-`
-	var wg sync.WaitGroup
-	errs := make(chan error, tailRuns)
-	for i := range tailRuns {
-		wg.Go(func() {
-			sentinel := fmt.Sprintf("END-%02d-%s", i, randHex(4))
-			req := script("scripts/tail.py", src)
-			req.Args = []string{strconv.Itoa(tailStreamBytes), sentinel}
-			res, err := e.Execute(context.Background(), req)
-			if err != nil {
-				errs <- err
-				return
-			}
-			want := int64(tailStreamBytes + len(sentinel) + 1)
-			for _, s := range []struct {
-				name string
-				got  Stream
-			}{{"stdout", res.Stdout}, {"stderr", res.Stderr}} {
-				if res.ExitCode != 0 || !strings.HasSuffix(s.got.Text, "\n"+sentinel+"\n") || s.got.TotalChars != want {
-					errs <- fmt.Errorf("%s: exit %d, %s: %d chars of %d, ends %q",
-						sentinel, res.ExitCode, s.name, s.got.TotalChars, want, s.got.Text[max(0, len(s.got.Text)-40):])
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
 	}
 }
 

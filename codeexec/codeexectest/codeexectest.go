@@ -87,7 +87,7 @@ func Run(t *testing.T, newExecutor func() codeexec.Executor) {
 	t.Run("ProcessTree", func(t *testing.T) { testProcessTree(t, newExecutor()) })
 	t.Run("FreshWorkspace", func(t *testing.T) { testFreshWorkspace(t, newExecutor()) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, newExecutor()) })
-	t.Run("OutputTail", func(t *testing.T) { testOutputTail(t, newExecutor()) })
+	t.Run("OutputTail", func(t *testing.T) { OutputTail(t, newExecutor(), tailRuns) })
 }
 
 // Skill builds a skill folder from path -> content.
@@ -785,16 +785,20 @@ print(token)
 	}
 }
 
-// Sizes of testOutputTail.
+// Sizes of OutputTail.
 const (
-	tailRuns        = 16      // concurrent runs
+	tailRuns        = 16      // concurrent runs, in Run
 	tailStreamBytes = 3 << 20 // printed on each stream before the sentinel: more than a pipe holds
 )
 
-// testOutputTail: a run that exits 0 returns the end of its output, however
-// far behind the reader is when the script exits: many concurrent runs fill
-// their pipes and exit at once, so the readers lag.
-func testOutputTail(t *testing.T, e codeexec.Executor) {
+// OutputTail fails t unless a run that exits 0 returns the end of its
+// output, however far behind the reader is when the script exits: runs
+// concurrent runs each fill both pipes and exit at once, so the readers
+// lag. Run includes it; run it on its own to check that an option of the
+// executor cannot cut the streams (a WaitDelay far shorter than that lag:
+// every writer is dead, and the pipes only wait to be drained).
+func OutputTail(t *testing.T, e codeexec.Executor, runs int) {
+	t.Helper()
 	src := `import os, sys
 n, sentinel = int(sys.argv[1]), sys.argv[2]
 line = b"x" * 1023 + b"\n"
@@ -809,8 +813,8 @@ for fd in (1, 2):
 os._exit(0)  # at once, with the pipes full
 `
 	var wg sync.WaitGroup
-	errs := make(chan error, tailRuns)
-	for i := range tailRuns {
+	errs := make(chan error, runs)
+	for i := range runs {
 		wg.Go(func() {
 			sentinel := fmt.Sprintf("END-%02d-%s", i, randHex(4))
 			req := Script("scripts/tail.py", src)
