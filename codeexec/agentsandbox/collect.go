@@ -20,19 +20,21 @@ import (
 const maxOmittedListed = 1000
 
 // listFormat makes GNU find print, for every entry under the skill root
-// without following links, its type letter, its size and its path,
-// NUL-terminated (any byte but NUL may be in a name).
-const listFormat = `%y %s %P\0`
+// without following links, its type letter, its size, its stamp (inode,
+// modification and change times) and its path, NUL-terminated (any byte
+// but NUL may be in a name).
+const listFormat = `%y %s %i:%T@:%C@ %P\0`
 
 // tarCreate makes GNU tar archive the NUL-separated paths on stdin, each as
 // what it is: a link or a FIFO is stored as such, never opened.
 var tarCreate = []string{"tar", "-c", "-f", "-", "--no-recursion", "--null", "--verbatim-files-from", "-T", "-"}
 
-// listed is one entry of the skill root after the run.
+// listed is one entry of the skill root as find saw it.
 type listed struct {
-	path string
-	kind byte // find's %y letter
-	size int64
+	path  string
+	kind  byte // find's %y letter
+	size  int64
+	stamp string // inode:mtime:ctime
 }
 
 // candidate is a regular file the run created or changed.
@@ -68,7 +70,11 @@ func (p *pod) collect(ctx context.Context, j *job) ([]codeexec.File, []codeexec.
 			continue
 		}
 		if orig, staged := j.snap[e.path]; staged && orig.size == e.size {
-			maybeSame = append(maybeSame, e.path)
+			// A write moves the change time (which no script can set)
+			// and the modification time; a rename the inode.
+			if orig.stamp == "" || orig.stamp != e.stamp {
+				maybeSame = append(maybeSame, e.path)
+			}
 			continue
 		}
 		cands = append(cands, candidate{path: e.path, size: e.size})
@@ -135,15 +141,16 @@ func (p *pod) list(ctx context.Context, j *job) ([]listed, error) {
 	return entries, nil
 }
 
-// parseListed parses "TYPE SIZE PATH".
+// parseListed parses "TYPE SIZE STAMP PATH".
 func parseListed(rec []byte) (listed, error) {
 	kind, rest, ok1 := bytes.Cut(rec, []byte{' '})
-	size, name, ok2 := bytes.Cut(rest, []byte{' '})
+	size, rest, ok2 := bytes.Cut(rest, []byte{' '})
+	stamp, name, ok3 := bytes.Cut(rest, []byte{' '})
 	n, err := strconv.ParseInt(string(size), 10, 64)
-	if !ok1 || !ok2 || len(kind) != 1 || err != nil || len(name) == 0 {
+	if !ok1 || !ok2 || !ok3 || len(kind) != 1 || err != nil || len(stamp) == 0 || len(name) == 0 {
 		return listed{}, fmt.Errorf("find printed %q", rec)
 	}
-	return listed{path: string(name), kind: kind[0], size: n}, nil
+	return listed{path: string(name), kind: kind[0], size: n, stamp: string(stamp)}, nil
 }
 
 // kindMode maps find's %y letter to the file mode type Local reports.

@@ -230,6 +230,9 @@ func (j *job) copyEntry(w io.Writer, e entry) ([sha256.Size]byte, error) {
 type staged struct {
 	size int64
 	sum  [sha256.Size]byte
+	// stamp is the file's inode and times in the pod right after
+	// staging (see stageScript), or "" when staging did not report it.
+	stamp string
 }
 
 // snapshot is what staging wrote, by path under the skill root.

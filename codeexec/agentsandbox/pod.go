@@ -49,15 +49,21 @@ const (
 )
 
 // stageScript runs in sandboxd's root with the staging archive on stdin and
-// "$1" = the skill folder's name, "$2" = the interpreter command. It prints
-// the root's absolute path (the environment needs it), unpacks, and checks
-// that the trampoline's setsid and the interpreter exist in the script's
-// PATH, so a missing one is ErrStart before anything runs.
-const stageScript = `pwd -P || exit 101
+// "$1" = the skill folder's name, "$2" = the interpreter command. It
+// unpacks, checks that the trampoline's setsid and the interpreter exist in
+// the script's PATH, so a missing one is ErrStart before anything runs, and
+// prints, NUL-terminated, the root's absolute path (the environment needs
+// it) and then, in listFormat, every file it staged: collection takes a
+// file whose size, inode and both times are still these for unchanged
+// without reading it back.
+const stageScript = `root=$(pwd -P) || exit 101
 tar -x -p --no-same-owner -f - || exit 101
 cd "$1" || exit 101
 command -v setsid >/dev/null 2>&1 || exit 102
 command -v "$2" >/dev/null 2>&1 || exit 100
+printf '%s\0' "$root"
+find . -mindepth 1 -type f -printf '` + listFormat + `' 2>/dev/null
+exit 0
 `
 
 // trampoline runs the script: "$@" is the interpreter, the script path and
@@ -217,7 +223,22 @@ func pathOf(env []string) string {
 func (p *pod) stage(ctx context.Context, j *job) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.transferTimeout)
 	defer cancel()
-	out, errOut := &note{}, &note{}
+	var root string
+	var perr error
+	out, errOut := &splitWriter{sep: 0, line: func(rec []byte) {
+		if root == "" {
+			root = string(rec)
+			return
+		}
+		e, err := parseListed(rec)
+		switch st, ok := j.snap[e.path]; {
+		case err != nil:
+			perr = err
+		case ok && e.size == st.size:
+			st.stamp = e.stamp
+			j.snap[e.path] = st
+		}
+	}}, &note{}
 	pr, err := p.start(ctx, proc{
 		argv:    argv([]string{"PATH=" + pathOf(p.env(j, "/"))}, "/bin/sh", "-c", stageScript, "adkskills-stage", j.skillName, j.interp.Command[0]),
 		stdin:   j.writeTar,
@@ -240,8 +261,9 @@ func (p *pod) stage(ctx context.Context, j *job) (string, error) {
 		return "", fmt.Errorf("%w: the pod's image has no setsid (util-linux) in PATH %q", codeexec.ErrSandboxUnavailable, pathOf(p.env(j, "/")))
 	case pr.exit != 0:
 		return "", fmt.Errorf("%w: staging in the pod exited %d: %s", codeexec.ErrWorkspace, pr.exit, strings.TrimSpace(errOut.String()))
+	case perr != nil:
+		return "", errWorkspace(perr)
 	}
-	root := strings.TrimSpace(out.String())
 	if !strings.HasPrefix(root, "/") || strings.ContainsRune(root, '\n') {
 		return "", fmt.Errorf("%w: staging reported root %q", codeexec.ErrWorkspace, root)
 	}
