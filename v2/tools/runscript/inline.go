@@ -158,19 +158,7 @@ func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
 		return errorResponse(CodeSkillNotFound, "no skills are configured, so skill_name cannot be used"), nil
 	}
 	script := InlineDir + "/script" + firstExt(*in)
-	if c.SkillName != "" {
-		// Refuse an unknown skill before a human is asked to approve.
-		if _, err := t.r.Source.LoadFrontmatter(tc, c.SkillName); err != nil {
-			_, resp := t.r.loadSkill(tc, c.SkillName)
-			return resp, nil
-		}
-	}
-	if len(c.InputFiles) > 0 {
-		// And input files that cannot be passed in.
-		if _, resp := t.r.inlineInputs(tc, c, script, false); resp != nil {
-			return resp, nil
-		}
-	}
+	dg := c.digest() // of up to MaxScriptBytes and MaxStdinBytes: once
 	key := approvalKey + tc.FunctionCallID()
 	asked, err := tc.State().Get(key) // the digest; "" once answered
 	requested := err == nil && asked != ""
@@ -186,14 +174,17 @@ func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
 		conf = nil
 	}
 	if conf == nil {
+		if resp := t.precheck(tc, c, script); resp != nil {
+			return resp, nil
+		}
 		payload := map[string]any{
 			"language": c.Language, "script": c.Script, "args": c.Args,
-			"stdin": c.Stdin, "skill_name": c.SkillName, "input_files": c.InputFiles, "sha256": c.digest(),
+			"stdin": c.Stdin, "skill_name": c.SkillName, "input_files": c.InputFiles, "sha256": dg,
 		}
 		if err := tc.RequestConfirmation(hint(c), payload); err != nil {
 			return nil, err
 		}
-		if err := tc.State().Set(key, c.digest()); err != nil {
+		if err := tc.State().Set(key, dg); err != nil {
 			return nil, fmt.Errorf("tool %q: recording the confirmation request: %w", InlineName, err)
 		}
 		return nil, fmt.Errorf("tool %q %w", InlineName, tool.ErrConfirmationRequired)
@@ -204,7 +195,7 @@ func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
 	if !conf.Confirmed {
 		return errorResponse(CodeConfirmationRejected, "the user rejected running this script; do not retry it unchanged"), nil
 	}
-	if d, ok := payloadDigest(conf.Payload); requested && asked != c.digest() || ok && d != c.digest() {
+	if d, ok := payloadDigest(conf.Payload); requested && asked != dg || ok && d != dg {
 		return errorResponse(CodeConfirmationRejected, "the approved script differs from this call; nothing ran"), nil
 	}
 	req := &codeexec.Request{Script: script, Interpreter: in, Args: c.Args}
@@ -220,6 +211,24 @@ func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
 		req.Stdin = []byte(c.Stdin)
 	}
 	return t.r.run(tc, Call{Tool: InlineName, Skill: c.SkillName, Language: c.Language, Inputs: len(sk.inputs)}, req), nil
+}
+
+// precheck refuses, before a human is asked to approve, an unknown skill
+// and input files that cannot be passed in. An approved call meets the same
+// checks when inlineInputs loads them.
+func (t *runInline) precheck(tc adkglue.ToolContext, c call, script string) *Response {
+	if c.SkillName != "" {
+		if _, err := t.r.Source.LoadFrontmatter(tc, c.SkillName); err != nil {
+			_, resp := t.r.loadSkill(tc, c.SkillName)
+			return resp
+		}
+	}
+	if len(c.InputFiles) > 0 {
+		if _, resp := t.r.inlineInputs(tc, c, script, false); resp != nil {
+			return resp
+		}
+	}
+	return nil
 }
 
 // inlineRun is what an inline call runs in besides its script: the skill
