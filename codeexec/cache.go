@@ -589,7 +589,7 @@ func (st *stager) recordCopy(f manifestFile, dst string, rec record) (record, er
 	if err := os.Chtimes(dst, mt, mt); err != nil {
 		return rec, fmt.Errorf("%w: stage %q: %w", ErrWorkspace, f.Path, err)
 	}
-	fi, err := os.Lstat(dst)
+	fi, err := lstatFile(dst)
 	if err != nil {
 		return rec, fmt.Errorf("%w: stage %q: %w", ErrWorkspace, f.Path, err)
 	}

@@ -16,5 +16,8 @@ func idOf(fs.FileInfo) fileID { return fileID{} }
 // changeTime is unknown here: zero.
 func changeTime(fs.FileInfo) time.Time { return time.Time{} }
 
+// lstatFile describes the file at path, not following a link.
+func lstatFile(path string) (fs.FileInfo, error) { return os.Lstat(path) }
+
 // statFile describes the open file f.
 func statFile(f *os.File) (fs.FileInfo, error) { return f.Stat() }

@@ -5,6 +5,7 @@ package codeexec
 import (
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -28,6 +29,16 @@ func statFile(f *os.File) (fs.FileInfo, error) {
 		return nil, &fs.PathError{Op: "fstat", Path: f.Name(), Err: err}
 	}
 	return statInfo(f.Name(), &st), nil
+}
+
+// lstatFile describes the file at path, not following a link, with its
+// change time.
+func lstatFile(path string) (fs.FileInfo, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return nil, &fs.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	return statInfo(filepath.Base(path), &st), nil
 }
 
 // idOf returns the identity of the file info describes.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // skillDir writes a skill folder of path -> content under a fresh
@@ -339,5 +341,44 @@ func TestCacheOff(t *testing.T) {
 	mustRun(t, NewLocal(WithWorkspaceDir(dir), WithSnapshotCache(-1)), &Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
 	if left := leftovers(dir); len(left) != 0 {
 		t.Errorf("with the cache off, the workspace directory holds %v", left)
+	}
+}
+
+// TestCopiedFilesKeepTheirChangeTime: a skill file staged as a clone or
+// copy of a snapshot is recorded with its change time, so the collection
+// after a run that left it alone takes it for unchanged without reading
+// it back (a run's cost does not grow with its skill's size).
+func TestCopiedFilesKeepTheirChangeTime(t *testing.T) {
+	src := skillDir(t, map[string]string{"scripts/a.sh": catScript, "data/a.txt": "first"})
+	parent := newWorkspaceDir(t)
+	c, err := cacheFor(parent, false, DefaultCacheBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the first stage builds the snapshot, the second takes it
+		ws, err := newWorkspace(parent, DefaultSkillName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := ws.stage(&Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}, DefaultMaxSkillBytes, stageCloneOrCopy, func() *cache { return c })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p, rec := range snap {
+			var st unix.Stat_t
+			if err := unix.Lstat(filepath.Join(ws.skill, p), &st); err != nil {
+				t.Fatal(err)
+			}
+			info := statInfo(filepath.Base(p), &st) // as the collection walk sees it
+			reads := 0
+			same, _ := snap.unchanged(p, idOf(info), info, func() ([]byte, error) {
+				reads++
+				return os.ReadFile(filepath.Join(ws.skill, p))
+			})
+			if !same || reads != 0 || rec.shared {
+				t.Errorf("%s: unchanged %v after %d reads (shared %v), want unchanged without a read", p, same, reads, rec.shared)
+			}
+		}
+		ws.remove()
 	}
 }
