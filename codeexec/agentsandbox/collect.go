@@ -15,10 +15,6 @@ import (
 	"github.com/adkskills/adkskills/codeexec"
 )
 
-// maxOmittedListed bounds Result.Omitted, as the host executors do: past it,
-// one last entry with an empty Path counts the rest.
-const maxOmittedListed = 1000
-
 // listFormat makes GNU find print, for every entry under the skill root
 // without following links, its type letter, its size, its stamp (inode,
 // modification and change times) and its path, NUL-terminated (any byte
@@ -49,11 +45,14 @@ type candidate struct {
 // in the pod. It never follows a link: find reports a link as one, tar
 // stores it as one.
 func (p *pod) collect(ctx context.Context, j *job) ([]codeexec.File, []codeexec.OmittedFile) {
-	var om omissions
-	entries, err := p.list(ctx, j)
+	var om codeexec.Omissions
+	entries, stopped, err := p.list(ctx, j)
 	if err != nil {
-		om.add(codeexec.OmittedFile{Path: ".", Reason: fmt.Sprintf("skill root unreadable: %v", err)})
-		return nil, om.list()
+		om.Add(codeexec.OmittedFile{Path: ".", Reason: fmt.Sprintf("skill root unreadable: %v", err)})
+		return nil, om.List()
+	}
+	if stopped {
+		om.Stopped(".")
 	}
 	var cands []candidate
 	var maybeSame []string // staged files of their staged size: compare the bytes
@@ -62,11 +61,11 @@ func (p *pod) collect(ctx context.Context, j *job) ([]codeexec.File, []codeexec.
 		case 'd':
 			continue
 		case 'l':
-			om.add(codeexec.OmittedFile{Path: e.path, Reason: "symbolic link: not followed"})
+			om.Add(codeexec.OmittedFile{Path: e.path, Reason: "symbolic link: not followed"})
 			continue
 		case 'f':
 		default:
-			om.add(codeexec.OmittedFile{Path: e.path, Reason: fmt.Sprintf("not a regular file (%v)", kindMode(e.kind))})
+			om.Add(codeexec.OmittedFile{Path: e.path, Reason: fmt.Sprintf("not a regular file (%v)", kindMode(e.kind))})
 			continue
 		}
 		if orig, staged := j.snap[e.path]; staged && orig.size == e.size {
@@ -82,63 +81,72 @@ func (p *pod) collect(ctx context.Context, j *job) ([]codeexec.File, []codeexec.
 	if len(maybeSame) > 0 {
 		changed, err := p.changed(ctx, j, maybeSame, &om)
 		if err != nil {
-			om.add(codeexec.OmittedFile{Path: ".", Reason: fmt.Sprintf("staged files unreadable: %v", err)})
+			om.Add(codeexec.OmittedFile{Path: ".", Reason: fmt.Sprintf("staged files unreadable: %v", err)})
 		}
 		cands = append(cands, changed...)
 	}
 	slices.SortFunc(cands, func(a, b candidate) int { return strings.Compare(a.path, b.path) })
 	selected := choose(cands, j.limits.Output, &om)
 	files := p.fetch(ctx, j, selected, &om)
-	return files, om.list()
+	return files, om.List()
 }
 
 // choose applies the output limits in path order, as the host executors do.
-func choose(cands []candidate, lim codeexec.FileLimits, om *omissions) []candidate {
+func choose(cands []candidate, lim codeexec.FileLimits, om *codeexec.Omissions) []candidate {
 	var out []candidate
 	var total int64
 	for _, c := range cands {
-		switch {
-		case c.size > lim.MaxFileBytes:
-			om.add(codeexec.OmittedFile{Path: c.path, Size: c.size, Reason: fmt.Sprintf("larger than the %d-byte limit per file", lim.MaxFileBytes)})
-		case len(out) >= lim.MaxFiles:
-			om.add(codeexec.OmittedFile{Path: c.path, Size: c.size, Reason: fmt.Sprintf("over the limit of %d files per run", lim.MaxFiles)})
-		case total+c.size > lim.MaxTotalBytes:
-			om.add(codeexec.OmittedFile{Path: c.path, Size: c.size, Reason: fmt.Sprintf("over the %d-byte limit for all files of a run", lim.MaxTotalBytes)})
-		default:
-			total += c.size
-			out = append(out, c)
+		if why := lim.Refusal(len(out), total, c.size); why != "" {
+			om.Add(codeexec.OmittedFile{Path: c.path, Size: c.size, Reason: why})
+			continue
 		}
+		total += c.size
+		out = append(out, c)
 	}
 	return out
 }
 
-// list runs find in the skill root.
-func (p *pod) list(ctx context.Context, j *job) ([]listed, error) {
-	var entries []listed
-	var perr error
-	lw := &splitWriter{sep: 0, line: func(rec []byte) {
-		e, err := parseListed(rec)
-		if err != nil {
-			perr = err
-			return
-		}
-		entries = append(entries, e)
-	}}
+// list runs find in the skill root and returns at most
+// codeexec.MaxCollectedEntries of its entries, and whether it left some
+// out.
+func (p *pod) list(ctx context.Context, j *job) ([]listed, bool, error) {
+	var l lister
 	pr, err := p.start(ctx, proc{
 		argv:   argv([]string{"PATH=" + DefaultPATH}, "find", ".", "-mindepth", "1", "-printf", listFormat),
 		cwd:    j.skillName,
-		stdout: lw,
+		stdout: &splitWriter{sep: 0, line: l.record},
 		stderr: io.Discard,
 	})
 	switch {
 	case err != nil:
-		return nil, err
-	case perr != nil:
-		return nil, perr
-	case pr.exit != 0 && len(entries) == 0:
-		return nil, fmt.Errorf("find exited %d", pr.exit)
+		return nil, false, err
+	case l.err != nil:
+		return nil, false, l.err
+	case pr.exit != 0 && len(l.entries) == 0:
+		return nil, false, fmt.Errorf("find exited %d", pr.exit)
 	}
-	return entries, nil
+	return l.entries, l.stopped, nil
+}
+
+// lister keeps the first codeexec.MaxCollectedEntries records find prints
+// and notes whether there were more.
+type lister struct {
+	entries []listed
+	stopped bool
+	err     error
+}
+
+func (l *lister) record(rec []byte) {
+	if len(l.entries) == codeexec.MaxCollectedEntries {
+		l.stopped = true
+		return
+	}
+	e, err := parseListed(rec)
+	if err != nil {
+		l.err = err
+		return
+	}
+	l.entries = append(l.entries, e)
 }
 
 // parseListed parses "TYPE SIZE STAMP PATH".
@@ -170,12 +178,12 @@ func kindMode(k byte) fs.FileMode {
 
 // changed returns those of paths (staged files that kept their size) whose
 // bytes differ from what was staged: their digest is not the staged one.
-func (p *pod) changed(ctx context.Context, j *job, paths []string, om *omissions) ([]candidate, error) {
+func (p *pod) changed(ctx context.Context, j *job, paths []string, om *codeexec.Omissions) ([]candidate, error) {
 	var out []candidate
 	err := p.archive(ctx, j, paths, func(hdr *tar.Header, r io.Reader) {
 		name := hdr.Name
 		if hdr.Typeflag != tar.TypeReg {
-			om.add(codeexec.OmittedFile{Path: name, Reason: "replaced while being collected"})
+			om.Add(codeexec.OmittedFile{Path: name, Reason: "replaced while being collected"})
 			return
 		}
 		orig, ok := j.snap[name]
@@ -191,7 +199,7 @@ func (p *pod) changed(ctx context.Context, j *job, paths []string, om *omissions
 }
 
 // fetch reads the selected files out of the pod.
-func (p *pod) fetch(ctx context.Context, j *job, sel []candidate, om *omissions) []codeexec.File {
+func (p *pod) fetch(ctx context.Context, j *job, sel []candidate, om *codeexec.Omissions) []codeexec.File {
 	if len(sel) == 0 {
 		return nil
 	}
@@ -211,15 +219,15 @@ func (p *pod) fetch(ctx context.Context, j *job, sel []candidate, om *omissions)
 		room := min(j.limits.Output.MaxFileBytes, j.limits.Output.MaxTotalBytes-total)
 		switch {
 		case hdr.Typeflag != tar.TypeReg:
-			om.add(codeexec.OmittedFile{Path: name, Reason: "replaced while being collected"})
+			om.Add(codeexec.OmittedFile{Path: name, Reason: "replaced while being collected"})
 			return
 		case hdr.Size > room:
-			om.add(codeexec.OmittedFile{Path: name, Size: hdr.Size, Reason: fmt.Sprintf("grew past %d bytes while being collected", room)})
+			om.Add(codeexec.OmittedFile{Path: name, Size: hdr.Size, Reason: fmt.Sprintf("grew past %d bytes while being collected", room)})
 			return
 		}
 		data := make([]byte, hdr.Size)
 		if _, err := io.ReadFull(r, data); err != nil {
-			om.add(codeexec.OmittedFile{Path: name, Size: hdr.Size, Reason: fmt.Sprintf("unreadable: %v", err)})
+			om.Add(codeexec.OmittedFile{Path: name, Size: hdr.Size, Reason: fmt.Sprintf("unreadable: %v", err)})
 			return
 		}
 		total += hdr.Size
@@ -231,7 +239,7 @@ func (p *pod) fetch(ctx context.Context, j *job, sel []candidate, om *omissions)
 	}
 	for _, c := range sel {
 		if want[c.path] {
-			om.add(codeexec.OmittedFile{Path: c.path, Size: c.size, Reason: reason})
+			om.Add(codeexec.OmittedFile{Path: c.path, Size: c.size, Reason: reason})
 		}
 	}
 	slices.SortFunc(files, func(a, b codeexec.File) int { return strings.Compare(a.Path, b.Path) })
@@ -300,29 +308,4 @@ func (w *splitWriter) Write(b []byte) (int, error) {
 		w.line(append(w.buf, b[:i]...))
 		w.buf, b = w.buf[:0], b[i+1:]
 	}
-}
-
-// omissions accumulates omitted entries, listing at most maxOmittedListed.
-type omissions struct {
-	listed []codeexec.OmittedFile
-	more   int
-	size   int64
-}
-
-func (o *omissions) add(f codeexec.OmittedFile) {
-	if len(o.listed) < maxOmittedListed {
-		o.listed = append(o.listed, f)
-		return
-	}
-	o.more++
-	o.size += f.Size
-}
-
-// list returns the entries sorted by path, plus the count of the rest.
-func (o *omissions) list() []codeexec.OmittedFile {
-	slices.SortFunc(o.listed, func(a, b codeexec.OmittedFile) int { return strings.Compare(a.Path, b.Path) })
-	if o.more > 0 {
-		o.listed = append(o.listed, codeexec.OmittedFile{Size: o.size, Reason: fmt.Sprintf("%d more omitted files not listed", o.more)})
-	}
-	return o.listed
 }

@@ -16,13 +16,9 @@ import (
 // Bounds of one collection walk: however many entries and however deep a
 // script nests its folders, the walk, the Result and the model's response
 // stay bounded.
+// (MaxOmittedListed and MaxCollectedEntries, in omitted.go, bound every
+// executor's.)
 const (
-	// maxOmittedListed bounds Result.Omitted: a run that writes more files
-	// than that gets one more entry, with an empty Path, counting the rest.
-	maxOmittedListed = 1000
-	// maxWalkEntries is how many entries (files and folders) one walk
-	// looks at; past it the walk stops and says so.
-	maxWalkEntries = 100_000
 	// maxWalkDepth is how deep the walk descends below the skill root.
 	maxWalkDepth = 64
 	// maxOutputPathBytes bounds the path of an output file; a longer one is
@@ -49,12 +45,12 @@ func collect(root dirHandle, snap snapshot, lim FileLimits) ([]File, []OmittedFi
 	w := &walker{snap: snap, lim: lim}
 	w.walk(root, "", 0)
 	slices.SortFunc(w.files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-	return w.files, w.om.list()
+	return w.files, w.om.List()
 }
 
 // walker walks one skill root, collecting as it goes.
 type walker struct {
-	om      omissions
+	om      Omissions
 	snap    snapshot
 	lim     FileLimits
 	files   []File
@@ -71,15 +67,15 @@ func (w *walker) walk(dir dirHandle, rel string, depth int) {
 	}
 	// Entries count when they are read, not when they are visited, so the
 	// names held by every folder of the walk's path together stay within
-	// maxWalkEntries.
-	names, more, err := dir.names(maxWalkEntries - w.entries)
+	// MaxCollectedEntries.
+	names, more, err := dir.names(MaxCollectedEntries - w.entries)
 	w.entries += len(names)
 	if more {
 		w.stopped = true
-		w.om.add(OmittedFile{Path: orDot(rel), Reason: fmt.Sprintf("the walk stopped after %d entries: the rest was not looked at", maxWalkEntries)})
+		w.om.Stopped(orDot(rel))
 	}
 	if err != nil {
-		w.om.add(OmittedFile{Path: orDot(rel), Reason: "unreadable folder: " + errText(err)})
+		w.om.Add(OmittedFile{Path: orDot(rel), Reason: "unreadable folder: " + errText(err)})
 		return
 	}
 	slices.Sort(names)
@@ -91,27 +87,27 @@ func (w *walker) walk(dir dirHandle, rel string, depth int) {
 		info, err := dir.lstat(name)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				w.om.add(OmittedFile{Path: shortPath(p), Reason: "unreadable: " + errText(err)})
+				w.om.Add(OmittedFile{Path: shortPath(p), Reason: "unreadable: " + errText(err)})
 			}
 			continue
 		}
 		switch t := info.Mode().Type(); {
 		case t.IsDir():
 			if depth+1 >= maxWalkDepth {
-				w.om.add(OmittedFile{Path: shortPath(p), Reason: fmt.Sprintf("folder nested deeper than %d levels: not looked at", maxWalkDepth)})
+				w.om.Add(OmittedFile{Path: shortPath(p), Reason: fmt.Sprintf("folder nested deeper than %d levels: not looked at", maxWalkDepth)})
 				continue
 			}
 			sub, err := dir.openDir(name)
 			if err != nil {
-				w.om.add(OmittedFile{Path: shortPath(p), Reason: "unreadable folder: " + errText(err)})
+				w.om.Add(OmittedFile{Path: shortPath(p), Reason: "unreadable folder: " + errText(err)})
 				continue
 			}
 			w.walk(sub, p, depth+1)
 			sub.close()
 		case t&fs.ModeSymlink != 0:
-			w.om.add(OmittedFile{Path: shortPath(p), Reason: "symbolic link: not followed"})
+			w.om.Add(OmittedFile{Path: shortPath(p), Reason: "symbolic link: not followed"})
 		case !t.IsRegular():
-			w.om.add(OmittedFile{Path: shortPath(p), Reason: fmt.Sprintf("not a regular file (%v)", t)})
+			w.om.Add(OmittedFile{Path: shortPath(p), Reason: fmt.Sprintf("not a regular file (%v)", t)})
 		default:
 			w.file(dir, name, p, info)
 		}
@@ -130,22 +126,17 @@ func (w *walker) file(dir dirHandle, name, p string, info fs.FileInfo) {
 	case same:
 		return
 	case len(p) > maxOutputPathBytes:
-		w.om.add(OmittedFile{Path: shortPath(p), Size: size, Reason: fmt.Sprintf("path longer than %d bytes: not saved", maxOutputPathBytes)})
+		w.om.Add(OmittedFile{Path: shortPath(p), Size: size, Reason: fmt.Sprintf("path longer than %d bytes: not saved", maxOutputPathBytes)})
 		return
-	case size > lim.MaxFileBytes:
-		w.om.add(OmittedFile{Path: p, Size: size, Reason: fmt.Sprintf("larger than the %d-byte limit per file", lim.MaxFileBytes)})
-		return
-	case len(w.files) >= lim.MaxFiles:
-		w.om.add(OmittedFile{Path: p, Size: size, Reason: fmt.Sprintf("over the limit of %d files per run", lim.MaxFiles)})
-		return
-	case w.total+size > lim.MaxTotalBytes:
-		w.om.add(OmittedFile{Path: p, Size: size, Reason: fmt.Sprintf("over the %d-byte limit for all files of a run", lim.MaxTotalBytes)})
+	}
+	if why := lim.Refusal(len(w.files), w.total, size); why != "" {
+		w.om.Add(OmittedFile{Path: p, Size: size, Reason: why})
 		return
 	}
 	if data == nil {
 		var err error
 		if data, err = readRegular(dir, name, info, min(lim.MaxFileBytes, lim.MaxTotalBytes-w.total)); err != nil {
-			w.om.add(OmittedFile{Path: p, Size: size, Reason: err.Error()})
+			w.om.Add(OmittedFile{Path: p, Size: size, Reason: err.Error()})
 			return
 		}
 	}
@@ -207,31 +198,6 @@ func shortPath(p string) string {
 		cut--
 	}
 	return p[:cut] + "…"
-}
-
-// omissions accumulates omitted entries, listing at most maxOmittedListed.
-type omissions struct {
-	listed []OmittedFile
-	more   int
-	size   int64
-}
-
-func (o *omissions) add(f OmittedFile) {
-	if len(o.listed) < maxOmittedListed {
-		o.listed = append(o.listed, f)
-		return
-	}
-	o.more++
-	o.size += f.Size
-}
-
-// list returns the entries sorted by path, plus the count of the rest.
-func (o *omissions) list() []OmittedFile {
-	slices.SortFunc(o.listed, func(a, b OmittedFile) int { return strings.Compare(a.Path, b.Path) })
-	if o.more > 0 {
-		o.listed = append(o.listed, OmittedFile{Size: o.size, Reason: fmt.Sprintf("%d more omitted files not listed", o.more)})
-	}
-	return o.listed
 }
 
 // nameBatch is how many names readNames asks the directory for at a time.

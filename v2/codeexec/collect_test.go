@@ -63,17 +63,17 @@ func TestReadNames(t *testing.T) {
 	}
 }
 
-// TestCollectEntryLimit: the walk reads at most maxWalkEntries entries in
+// TestCollectEntryLimit: the walk reads at most MaxCollectedEntries entries in
 // all, counting the names every folder on its path holds, and says where
-// it stopped; a tree of exactly maxWalkEntries entries is walked whole.
+// it stopped; a tree of exactly MaxCollectedEntries entries is walked whole.
 func TestCollectEntryLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("makes a tree of over 100,000 entries")
 	}
-	half := maxWalkEntries / 2
+	half := MaxCollectedEntries / 2
 	for _, tt := range []struct {
 		name     string
-		extra    int // entries past maxWalkEntries
+		extra    int // entries past MaxCollectedEntries
 		wantStop bool
 	}{
 		{"exactly the limit", 0, false},
@@ -83,7 +83,7 @@ func TestCollectEntryLimit(t *testing.T) {
 			root := t.TempDir()
 			// "a" sorts first and holds the rest: a walk counting only the
 			// entries it has visited would hold both folders' names at once.
-			makeEntries(t, filepath.Join(root, "a"), maxWalkEntries-half-2+tt.extra)
+			makeEntries(t, filepath.Join(root, "a"), MaxCollectedEntries-half-2+tt.extra)
 			makeEntries(t, root, half)
 			if err := os.Mkdir(filepath.Join(root, "b"), 0o755); err != nil {
 				t.Fatal(err)
@@ -93,7 +93,7 @@ func TestCollectEntryLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer h.close()
-			files, omitted := collect(h, nil, FileLimits{MaxFiles: maxWalkEntries * 2, MaxFileBytes: 1, MaxTotalBytes: 1})
+			files, omitted := collect(h, nil, FileLimits{MaxFiles: MaxCollectedEntries * 2, MaxFileBytes: 1, MaxTotalBytes: 1})
 			stopped := 0
 			for _, o := range omitted {
 				if strings.Contains(o.Reason, "the walk stopped") {
@@ -103,11 +103,11 @@ func TestCollectEntryLimit(t *testing.T) {
 			if (stopped == 1) != tt.wantStop || stopped > 1 {
 				t.Errorf("%d stop notes in %d omitted entries, want stop %v", stopped, len(omitted), tt.wantStop)
 			}
-			if got := len(files); got > maxWalkEntries {
-				t.Errorf("%d files collected, over %d entries", got, maxWalkEntries)
+			if got := len(files); got > MaxCollectedEntries {
+				t.Errorf("%d files collected, over %d entries", got, MaxCollectedEntries)
 			}
-			if !tt.wantStop && len(files) != maxWalkEntries-2 {
-				t.Errorf("%d files collected, want all %d", len(files), maxWalkEntries-2)
+			if !tt.wantStop && len(files) != MaxCollectedEntries-2 {
+				t.Errorf("%d files collected, want all %d", len(files), MaxCollectedEntries-2)
 			}
 		})
 	}

@@ -199,16 +199,16 @@ func TestLocalPyenvShim(t *testing.T) {
 }
 
 // TestLocalOmittedListCapped: a run that writes far more files than the
-// limits allow gets maxOmittedListed entries and one that counts the rest.
+// limits allow gets MaxOmittedListed entries and one that counts the rest.
 func TestLocalOmittedListCapped(t *testing.T) {
 	const extra = 7
-	n := 1 + maxOmittedListed + extra // one kept, the rest omitted
+	n := 1 + MaxOmittedListed + extra // one kept, the rest omitted
 	req := script("scripts/flood.py", "import sys\nfor i in range(int(sys.argv[1])):\n    open('f%05d' % i, 'w').write('x')\n")
 	req.Args = []string{strconv.Itoa(n)}
 	req.Limits.Output = FileLimits{MaxFiles: 1}
 	res := mustRun(t, NewLocal(), req)
-	if len(res.Files) != 1 || len(res.Omitted) != maxOmittedListed+1 {
-		t.Fatalf("files %d omitted %d, want 1 and %d (stderr %q)", len(res.Files), len(res.Omitted), maxOmittedListed+1, res.Stderr.Text)
+	if len(res.Files) != 1 || len(res.Omitted) != MaxOmittedListed+1 {
+		t.Fatalf("files %d omitted %d, want 1 and %d (stderr %q)", len(res.Files), len(res.Omitted), MaxOmittedListed+1, res.Stderr.Text)
 	}
 	last := res.Omitted[len(res.Omitted)-1]
 	want := OmittedFile{Size: extra, Reason: fmt.Sprintf("%d more omitted files not listed", extra)}

@@ -183,7 +183,7 @@ func TestSandboxColdAttackSeccompGaps(t *testing.T) {
 // response stay bounded" (collect.go), output files are read "within
 // count, size and depth limits" (README).
 //
-// Broken: the walk counts entries (maxWalkEntries) only after
+// Broken: the walk counts entries (MaxCollectedEntries) only after
 // dirHandle.names has read the whole folder (Readdirnames(-1)) and sorted
 // it. One folder of 300,000 hard links with 250-byte names (about 80 MB on
 // disk, made in seconds) takes the agent's heap to well over 100 MiB, and it
