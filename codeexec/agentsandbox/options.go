@@ -154,7 +154,7 @@ func durationOption(name string, d time.Duration, field func(*config) *time.Dura
 // the pod's PATH. The table is copied; an invalid one makes every Execute
 // fail with codeexec.ErrInvalidConfig.
 func WithInterpreters(t codeexec.Interpreters) Option {
-	t = cloneInterpreters(t)
+	t = t.Clone()
 	return func(c *config) {
 		if err := t.Validate(); err != nil {
 			c.errs = append(c.errs, fmt.Errorf("WithInterpreters: %w", err))
@@ -186,31 +186,14 @@ func (c *config) table() codeexec.Interpreters {
 	if c.interpreters == nil {
 		return codeexec.DefaultInterpreters()
 	}
-	return cloneInterpreters(c.interpreters)
+	return c.interpreters.Clone()
 }
 
-// interpreterFor chooses j's interpreter: the request's when set, else the
-// table entry for the script's extension.
+// interpreterFor chooses j's interpreter as the host executors do
+// (codeexec.Interpreters.ForRequest).
 func (c *config) interpreterFor(j *job) (codeexec.Interpreter, error) {
-	if in := j.req.Interpreter; in != nil {
-		if err := (codeexec.Interpreters{*in}).Validate(); err != nil {
-			return codeexec.Interpreter{}, fmt.Errorf("%w: interpreter: %w", codeexec.ErrInvalidRequest, err)
-		}
-		return *in, nil
+	if c.interpreters == nil {
+		return codeexec.DefaultInterpreters().ForRequest(j.req)
 	}
-	return c.table().ForScript(j.req.Script)
-}
-
-// cloneInterpreters deep-copies t.
-func cloneInterpreters(t codeexec.Interpreters) codeexec.Interpreters {
-	if t == nil {
-		return nil
-	}
-	out := make(codeexec.Interpreters, len(t))
-	for i, in := range t {
-		in.Extensions = append([]string(nil), in.Extensions...)
-		in.Command = append([]string(nil), in.Command...)
-		out[i] = in
-	}
-	return out
+	return c.interpreters.ForRequest(j.req)
 }

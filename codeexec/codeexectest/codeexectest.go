@@ -153,6 +153,14 @@ func testInterpreters(t *testing.T, e codeexec.Executor) {
 			t.Errorf("stdout %q, stderr %q", res.Stdout.Text, res.Stderr.Text)
 		}
 	})
+	t.Run("ShebangLine", func(t *testing.T) {
+		// No extension and no Interpreter: the #! line names the table's
+		// python3.
+		req := Script("bin/tool", "#!/usr/bin/env python3\nprint('by its #! line')\n")
+		if res := MustRun(t, e, req); res.ExitCode != 0 || res.Stdout.Text != "by its #! line\n" {
+			t.Errorf("exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout.Text, res.Stderr.Text)
+		}
+	})
 	t.Run("Unsupported", func(t *testing.T) {
 		if _, err := e.Execute(context.Background(), Script("scripts/a.rb", "puts 1")); !errors.Is(err, codeexec.ErrUnsupportedScript) {
 			t.Errorf("err = %v, want ErrUnsupportedScript", err)

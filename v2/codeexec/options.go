@@ -44,7 +44,7 @@ var defaultPassEnv = []string{"PYENV_ROOT", "PYENV_VERSION"}
 // table (see [Interpreters.Validate]) is a configuration error
 // ([ErrInvalidConfig]).
 func WithInterpreters(t Interpreters) Option {
-	t = cloneInterpreters(t)
+	t = t.Clone()
 	return func(c *config) {
 		if err := t.Validate(); err != nil {
 			c.errs = append(c.errs, fmt.Errorf("WithInterpreters: %w", err))
@@ -150,16 +150,12 @@ func (c *config) err() error {
 	return nil
 }
 
-// interpreterFor chooses req's interpreter: req.Interpreter when set, else
-// the table entry for the script's extension or its #! line (ForFile).
+// interpreterFor chooses req's interpreter (Interpreters.ForRequest).
 func (c *config) interpreterFor(req *Request) (Interpreter, error) {
-	if in := req.Interpreter; in != nil {
-		if err := (Interpreters{*in}).Validate(); err != nil {
-			return Interpreter{}, fmt.Errorf("%w: interpreter: %w", ErrInvalidRequest, err)
-		}
-		return *in, nil
+	if c.interpreters == nil {
+		return DefaultInterpreters().ForRequest(req)
 	}
-	return c.table().ForFile(req.Script, scriptHead(req))
+	return c.interpreters.ForRequest(req)
 }
 
 // workspaceParent is the directory workspaces are created in.
@@ -191,9 +187,9 @@ func (c *config) passed() map[string]string {
 	return m
 }
 
-// cloneInterpreters deep-copies t so a caller's later edits do not reach an
-// executor.
-func cloneInterpreters(t Interpreters) Interpreters {
+// Clone returns a deep copy of t (nil stays nil), so that later edits of
+// one do not reach the other.
+func (t Interpreters) Clone() Interpreters {
 	if t == nil {
 		return nil
 	}

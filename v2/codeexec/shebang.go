@@ -139,6 +139,20 @@ func (t Interpreters) Programs() []string {
 	return out
 }
 
+// ForRequest chooses req's interpreter as every executor does:
+// req.Interpreter when set (an invalid one wraps ErrInvalidRequest), else
+// the entry for the script's extension or its #! line (ForFile, the head
+// read from req.Files or, bounded, from req.Skill).
+func (t Interpreters) ForRequest(req *Request) (Interpreter, error) {
+	if in := req.Interpreter; in != nil {
+		if err := (Interpreters{*in}).Validate(); err != nil {
+			return Interpreter{}, fmt.Errorf("%w: interpreter: %w", ErrInvalidRequest, err)
+		}
+		return *in, nil
+	}
+	return t.ForFile(req.Script, scriptHead(req))
+}
+
 // ForFile returns the interpreter for a script file: by its extension when
 // the table runs that extension, else by the program its #! line names
 // (head is the start of the file; ReadHead reads enough). The interpreter

@@ -27,7 +27,7 @@ func (c *config) table() Interpreters {
 	if c.interpreters == nil {
 		return DefaultInterpreters()
 	}
-	return cloneInterpreters(c.interpreters)
+	return c.interpreters.Clone()
 }
 
 // Interpreters returns a copy of the table l runs scripts with
