@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/execenv"
 	"github.com/adkskills/adkskills/internal/valid"
 	"sigs.k8s.io/agent-sandbox/clients/go/sandbox"
 )
@@ -30,7 +31,7 @@ const (
 	// context detached from the caller's (so a cancelled run still deletes it).
 	DefaultCleanupTimeout = 30 * time.Second
 	// DefaultPATH is the script's PATH in the pod unless WithEnv sets one.
-	DefaultPATH = "/usr/local/bin:/usr/bin:/bin"
+	DefaultPATH = execenv.DefaultPATH
 )
 
 // Option configures an [Executor].

@@ -9,45 +9,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
+
+	"github.com/adkskills/adkskills/v2/internal/execenv"
 )
 
 // defaultPATH is the child's PATH when the host has none.
-const defaultPATH = "/usr/local/bin:/usr/bin:/bin"
+const defaultPATH = execenv.DefaultPATH
 
 // buildEnv returns a child environment ("K=V", sorted by name): the
-// allowlist, with the workspace seen at d, then each layer in order (a later
-// layer wins). The allowlist is PATH (hostPATH, or defaultPATH when empty),
-// LANG and LC_ALL = C.UTF-8, HOME, TMPDIR, PYTHONPATH and SKILL_DIR = the
-// skill root, PYTHONDONTWRITEBYTECODE=1 and PYTHONIOENCODING=utf-8. Nothing
-// else of the host's environment is inherited.
+// allowlist (execenv.Build) with the workspace seen at d and PATH hostPATH,
+// then each layer in order. Nothing else of the host's environment is
+// inherited.
 func buildEnv(d dirs, hostPATH string, layers ...map[string]string) []string {
-	if hostPATH == "" {
-		hostPATH = defaultPATH
-	}
-	m := map[string]string{
-		"PATH":                    hostPATH,
-		"LANG":                    "C.UTF-8",
-		"LC_ALL":                  "C.UTF-8",
-		"HOME":                    d.home,
-		"TMPDIR":                  d.tmp,
-		"PYTHONPATH":              d.skill,
-		"PYTHONDONTWRITEBYTECODE": "1",
-		"PYTHONIOENCODING":        "utf-8",
-		"SKILL_DIR":               d.skill,
-	}
-	for _, l := range layers {
-		for k, v := range l {
-			m[k] = v
-		}
-	}
-	env := make([]string, 0, len(m))
-	for k, v := range m {
-		env = append(env, k+"="+v)
-	}
-	slices.Sort(env)
-	return env
+	return execenv.Build(d.skill, d.home, d.tmp, hostPATH, layers...)
 }
 
 // lookupEnv returns the last value of name in env ("K=V" entries).

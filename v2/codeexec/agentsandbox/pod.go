@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +26,7 @@ import (
 	processv1 "sigs.k8s.io/agent-sandbox/packages/sandboxd/spec/process/v1"
 
 	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/v2/internal/execenv"
 	"github.com/adkskills/adkskills/v2/internal/truncate"
 )
 
@@ -179,29 +179,7 @@ func (p *pod) execute(ctx context.Context, j *job) (*codeexec.Result, error) {
 // executors' allowlist with the workspace at root, then the operator's
 // variables, then the request's.
 func (p *pod) env(j *job, root string) []string {
-	skill := root + "/" + j.skillName
-	m := map[string]string{
-		"PATH":                    DefaultPATH,
-		"LANG":                    "C.UTF-8",
-		"LC_ALL":                  "C.UTF-8",
-		"HOME":                    root + "/" + homeDir,
-		"TMPDIR":                  root + "/" + tmpDir,
-		"PYTHONPATH":              skill,
-		"PYTHONDONTWRITEBYTECODE": "1",
-		"PYTHONIOENCODING":        "utf-8",
-		"SKILL_DIR":               skill,
-	}
-	for _, layer := range []map[string]string{p.cfg.env, j.req.Env} {
-		for k, v := range layer {
-			m[k] = v
-		}
-	}
-	env := make([]string, 0, len(m))
-	for k, v := range m {
-		env = append(env, k+"="+v)
-	}
-	slices.Sort(env)
-	return env
+	return execenv.Build(root+"/"+j.skillName, root+"/"+homeDir, root+"/"+tmpDir, "", p.cfg.env, j.req.Env)
 }
 
 // argv prefixes command with env -i and the environment, so the process
