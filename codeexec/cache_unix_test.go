@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -378,5 +379,33 @@ func TestCopiedFilesKeepTheirChangeTime(t *testing.T) {
 			}
 		}
 		ws.remove()
+	}
+}
+
+// BenchmarkCacheLookup finds and verifies the snapshot of a skill of
+// lookupFiles files, as every run after the first does.
+func BenchmarkCacheLookup(b *testing.B) {
+	const lookupFiles = 2000
+	files := map[string]string{"scripts/a.sh": catScript}
+	for i := range lookupFiles - 1 {
+		files[fmt.Sprintf("data/%02d/f%04d.txt", i%40, i)] = "x"
+	}
+	src := os.DirFS(skillDir(b, files))
+	c, err := cacheFor(b.TempDir(), false, DefaultCacheBytes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fp, ok := fingerprint(src, DefaultMaxSkillBytes)
+	if !ok {
+		b.Fatal("no fingerprint")
+	}
+	if _, _, err := c.snapshotFor(src, fp, DefaultMaxSkillBytes, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, m, ok := c.lookup(fp); !ok || len(m.Files) != lookupFiles {
+			b.Fatalf("lookup: %v", ok)
+		}
 	}
 }

@@ -95,6 +95,16 @@ func processAlive(pid int) bool {
 
 // rootReadOnly reports whether info is root's and without write bits.
 func rootReadOnly(info fs.FileInfo) bool {
-	st, ok := info.Sys().(*syscall.Stat_t)
-	return ok && st.Uid == 0 && info.Mode().Perm()&0o222 == 0
+	var uid uint32
+	switch st := info.(type) {
+	case *unixInfo:
+		uid = st.uid
+	default:
+		sys, ok := info.Sys().(*syscall.Stat_t)
+		if !ok {
+			return false
+		}
+		uid = sys.Uid
+	}
+	return uid == 0 && info.Mode().Perm()&0o222 == 0
 }

@@ -143,6 +143,10 @@ type cache struct {
 	mu       sync.Mutex
 	keys     map[string]string      // fingerprint -> snapshot key
 	builders map[string]*sync.Mutex // fingerprint -> its one builder
+	// manifests are the snapshots' manifests as this process last read or
+	// wrote them, so a run checks its snapshot's files without reading and
+	// parsing the manifest again. Read only, once stored.
+	manifests map[string]*manifest
 }
 
 // caches are the cache directories in use, by path.
@@ -172,7 +176,7 @@ func cacheFor(parent string, readOnly bool, limit int64) (*cache, error) {
 	if err := os.Mkdir(filepath.Join(dir, cacheIndexDir), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, err
 	}
-	c := &cache{dir: dir, readOnly: readOnly, limit: limit, keys: map[string]string{}, builders: map[string]*sync.Mutex{}}
+	c := &cache{dir: dir, readOnly: readOnly, limit: limit, keys: map[string]string{}, builders: map[string]*sync.Mutex{}, manifests: map[string]*manifest{}}
 	actual, loaded := caches.LoadOrStore(dir, c)
 	if !loaded {
 		c.sweep()
@@ -287,35 +291,107 @@ func (c *cache) remember(fp, key string) {
 // link, that every folder and file of it is still what the manifest says:
 // a folder, a regular file of the same inode, size, time and mode (and in
 // the read-only cache, root's and without write bits).
+//
+// The manifest comes from this process's memory when it has it; one whose
+// files no longer match (another process rebuilt the snapshot) is read
+// again from the cache.
 func (c *cache) verify(key string) (*manifest, error) {
-	entry := filepath.Join(c.dir, key)
-	b, err := os.ReadFile(filepath.Join(entry, snapManifest))
+	c.mu.Lock()
+	known := c.manifests[key]
+	c.mu.Unlock()
+	if known != nil && c.check(key, known) == nil {
+		return known, nil
+	}
+	b, err := os.ReadFile(filepath.Join(c.dir, key, snapManifest))
 	if err != nil {
 		return nil, err
 	}
-	var m manifest
-	if err := json.Unmarshal(b, &m); err != nil {
+	m := &manifest{}
+	if err := json.Unmarshal(b, m); err != nil {
 		return nil, err
 	}
-	root, err := os.OpenRoot(filepath.Join(entry, snapTree))
+	if err := c.check(key, m); err != nil {
+		return nil, err
+	}
+	c.know(key, m)
+	return m, nil
+}
+
+// know records m as snapshot key's manifest.
+func (c *cache) know(key string, m *manifest) {
+	c.mu.Lock()
+	c.manifests[key] = m
+	c.mu.Unlock()
+}
+
+// check reports whether snapshot key's files are still what m says,
+// looking at each from its folder's handle (one call a file, no path
+// resolved twice), never through a link.
+func (c *cache) check(key string, m *manifest) error {
+	root, err := openDirHandle(filepath.Join(c.dir, key, snapTree))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer root.Close()
+	cur := &dirCursor{handles: []dirHandle{root}}
+	defer cur.close()
 	for _, d := range m.Dirs {
-		fi, err := root.Lstat(d)
-		if err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("snapshot %s: folder %q changed", key, d)
+		if _, err := cur.at(d); err != nil {
+			return fmt.Errorf("snapshot %s: folder %q changed", key, d)
 		}
 	}
 	for _, f := range m.Files {
-		fi, err := root.Lstat(f.Path)
+		dir, err := cur.at(path.Dir(f.Path))
+		var fi fs.FileInfo
+		if err == nil {
+			fi, err = dir.lstat(path.Base(f.Path))
+		}
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() != f.Size || fi.ModTime().UnixNano() != f.MTime ||
 			fi.Mode().Perm() != f.Mode || idOf(fi) != (fileID{dev: f.Dev, ino: f.Ino}) || (c.readOnly && !rootReadOnly(fi)) {
-			return nil, fmt.Errorf("snapshot %s: file %q changed", key, f.Path)
+			return fmt.Errorf("snapshot %s: file %q changed", key, f.Path)
 		}
 	}
-	return &m, nil
+	return nil
+}
+
+// dirCursor opens the folders of a tree as they are asked for, keeping open
+// only the chain from the tree's root to the folder last asked for: a walk
+// in the tree's order opens each folder once and holds at most its depth
+// in descriptors.
+type dirCursor struct {
+	names   []string    // the open chain below the root
+	handles []dirHandle // the root's, then one per name
+}
+
+// at returns the handle of dir ("." or a slash-separated path below the
+// root), opened without following a link.
+func (c *dirCursor) at(dir string) (dirHandle, error) {
+	var parts []string
+	if dir != "." {
+		parts = strings.Split(dir, "/")
+	}
+	n := 0
+	for n < len(c.names) && n < len(parts) && c.names[n] == parts[n] {
+		n++
+	}
+	for len(c.names) > n {
+		c.handles[len(c.handles)-1].close()
+		c.names, c.handles = c.names[:len(c.names)-1], c.handles[:len(c.handles)-1]
+	}
+	for _, p := range parts[n:] {
+		h, err := c.handles[len(c.handles)-1].openDir(p)
+		if err != nil {
+			return dirHandle{}, err
+		}
+		c.names, c.handles = append(c.names, p), append(c.handles, h)
+	}
+	return c.handles[len(c.handles)-1], nil
+}
+
+// close closes every handle the cursor holds.
+func (c *dirCursor) close() {
+	for _, h := range c.handles {
+		h.close()
+	}
 }
 
 // build copies the skill folder into a new snapshot and moves it into place
@@ -358,6 +434,7 @@ func (c *cache) build(fsys fs.FS, maxBytes int64, mtime time.Time) (string, *man
 		}
 		return "", nil, err
 	}
+	c.know(key, &b.m)
 	return key, &b.m, nil
 }
 
@@ -408,6 +485,7 @@ func (c *cache) drop(key string) {
 			delete(c.keys, fp)
 		}
 	}
+	delete(c.manifests, key)
 	c.mu.Unlock()
 }
 

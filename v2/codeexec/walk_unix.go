@@ -91,6 +91,7 @@ type unixInfo struct {
 	mtime time.Time
 	ctime time.Time
 	id    fileID
+	uid   uint32
 }
 
 // statInfo describes st, the stat of name.
@@ -120,6 +121,7 @@ func statInfo(name string, st *unix.Stat_t) fs.FileInfo {
 		mtime: time.Unix(st.Mtim.Unix()),
 		ctime: time.Unix(st.Ctim.Unix()),
 		id:    fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)},
+		uid:   st.Uid,
 	}
 }
 
