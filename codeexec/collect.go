@@ -116,7 +116,7 @@ func (w *walker) walk(dir dirHandle, rel string, depth int) {
 // created or changed it and it fits the limits.
 func (w *walker) file(dir dirHandle, name, p string, info fs.FileInfo) {
 	size := info.Size()
-	same, data := w.snap.unchanged(p, idOf(info), info, func() ([]byte, error) {
+	same, data := w.snap.unchanged(p, info, func() ([]byte, error) {
 		return readRegular(dir, name, info, size)
 	})
 	lim := w.lim

@@ -53,16 +53,16 @@ type snapshot map[string]record
 // modification time lies at the latest.
 const stagedMtimeMargin = 2 * time.Second
 
-// unchanged reports whether the file at p, as the walk saw it (id, size,
+// unchanged reports whether the file at p, as the walk saw it (identity, size,
 // times), is the one staging wrote, reading it (through read) only when a
 // time moved and its size did not. The content read, if any, is returned
 // so that an output is not read twice.
-func (s snapshot) unchanged(p string, id fileID, info fs.FileInfo, read func() ([]byte, error)) (bool, []byte) {
+func (s snapshot) unchanged(p string, info fs.FileInfo, read func() ([]byte, error)) (bool, []byte) {
 	rec, ok := s[p]
 	if !ok || rec.size != info.Size() {
 		return false, nil
 	}
-	if rec.id == id && rec.mtime.Equal(info.ModTime()) && (rec.shared || rec.ctime.Equal(changeTime(info))) {
+	if rec.id == idOf(info) && rec.mtime.Equal(info.ModTime()) && (rec.shared || rec.ctime.Equal(changeTime(info))) {
 		return true, nil
 	}
 	data, err := read()

@@ -372,7 +372,7 @@ func TestCopiedFilesKeepTheirChangeTime(t *testing.T) {
 			}
 			info := statInfo(filepath.Base(p), &st) // as the collection walk sees it
 			reads := 0
-			same, _ := snap.unchanged(p, idOf(info), info, func() ([]byte, error) {
+			same, _ := snap.unchanged(p, info, func() ([]byte, error) {
 				reads++
 				return os.ReadFile(filepath.Join(ws.skill, p))
 			})

@@ -66,6 +66,8 @@ type localLauncher struct{}
 // cache.go for the tamper check).
 func (localLauncher) stageMode() stageMode { return stageCloneOrLink }
 
+func (localLauncher) recordsGroup() {}
+
 func (localLauncher) prepare(*workspace) error { return nil }
 
 func (localLauncher) command(ctx context.Context, p *plan) (*exec.Cmd, error) {

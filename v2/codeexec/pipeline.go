@@ -134,6 +134,14 @@ type launcher interface {
 	command(ctx context.Context, p *plan) (*exec.Cmd, error)
 }
 
+// groupRecorder is implemented by a launcher whose script leads a process
+// group of the host's that the sweep after a dead agent may have to kill
+// (Local, through the workspace's group file); a sandboxed run's processes
+// die with its namespace, so a Sandbox run writes no such file.
+type groupRecorder interface {
+	recordsGroup()
+}
+
 // finisher is implemented by a launcher that must look at a run after it
 // (see the comment at the top of this file).
 type finisher interface {
@@ -150,8 +158,6 @@ type plan struct {
 	// of the interpreter, then the rest of Interpreter.Command, the script
 	// path relative to the skill root ("scripts/x.py"), then req.Args.
 	argv []string
-	// script is the script path relative to the skill root.
-	script string
 	// env is the child's environment ("K=V", sorted), built with the host
 	// paths of the workspace: envAt(ws.under(ws.dir)).
 	env []string
@@ -245,7 +251,7 @@ func (st *stagedRun) close() {
 // and collects what it wrote (steps 4 to 6).
 func (st *stagedRun) run(ctx context.Context, cfg *config, l launcher, req *Request, in Interpreter) (*Result, error) {
 	ws := st.ws
-	p := &plan{ws: ws, script: req.Script, hostPATH: os.Getenv("PATH")}
+	p := &plan{ws: ws, hostPATH: os.Getenv("PATH")}
 	p.layers = append(p.layers, cfg.passed(), cfg.env)
 	p.execEnv = p.envAt(ws.under(ws.dir))
 	p.layers = append(p.layers, req.Env)
@@ -269,7 +275,11 @@ func (st *stagedRun) run(ctx context.Context, cfg *config, l launcher, req *Requ
 	if cmd.Cancel == nil {
 		err = fmt.Errorf("%w: launcher did not use exec.CommandContext", ErrStart)
 	} else {
-		res, err = run(cmd, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault(), ws.recordGroup)
+		var started func(pid int)
+		if _, ok := l.(groupRecorder); ok {
+			started = ws.recordGroup
+		}
+		res, err = run(cmd, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault(), started)
 	}
 	if f, ok := l.(finisher); ok {
 		if ferr := f.finish(res); ferr != nil && err == nil {
