@@ -283,6 +283,11 @@ func TestCacheBounded(t *testing.T) {
 	if snaps := cacheSnapshots(t, dir); len(snaps) != 2 {
 		t.Errorf("snapshots %v: want the two most recent of four within the limit", snaps)
 	}
+	// The index names only the snapshots kept.
+	index, _ := filepath.Glob(filepath.Join(dir, cachePrefix+"*", cacheIndexDir, "*"))
+	if len(index) != 2 {
+		t.Errorf("index entries %v: want one for each snapshot kept", index)
+	}
 }
 
 // TestCacheSweptOnStart: the first use of a cache directory removes what

@@ -524,13 +524,43 @@ func (c *cache) evict(keep string) {
 	slices.SortFunc(snaps, func(a, b snap) int { return a.used.Compare(b.used) })
 	for _, s := range snaps {
 		if total <= c.limit {
-			return
+			break
 		}
 		if s.key == keep {
 			continue
 		}
 		c.drop(s.key)
 		total -= s.bytes
+	}
+	c.pruneIndex()
+}
+
+// pruneIndex removes the index entries of snapshots that are gone (each
+// change of a skill file's time makes a new fingerprint, so entries would
+// otherwise only accumulate) and the leftovers of entries being written.
+func (c *cache) pruneIndex() {
+	index := filepath.Join(c.dir, cacheIndexDir)
+	entries, err := os.ReadDir(index)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		p := filepath.Join(index, e.Name())
+		if strings.HasPrefix(e.Name(), cacheTmpInfix) {
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > cacheLeftoverAge {
+				_ = os.Remove(p)
+			}
+			continue
+		}
+		b, err := os.ReadFile(p)
+		key := strings.TrimSpace(string(b))
+		if err != nil || !validKey(key) {
+			_ = os.Remove(p)
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(c.dir, key)); errors.Is(err, fs.ErrNotExist) {
+			_ = os.Remove(p)
+		}
 	}
 }
 
