@@ -167,6 +167,10 @@ func TestClaimDeletedOnEveryPath(t *testing.T) {
 		{name: "StagingError", req: &codeexec.Request{Skill: codeexectest.Skill(map[string]string{"scripts/a.sh": "", "data/" + strings.Repeat("n", 300): ""}), Script: "scripts/a.sh"}, wantErr: codeexec.ErrWorkspace, claims: 1},
 		{name: "StartError", req: &codeexec.Request{Skill: codeexectest.Skill(map[string]string{"scripts/a.sh": ""}), Script: "scripts/a.sh",
 			Interpreter: &codeexec.Interpreter{Language: "x", Command: []string{"/nonexistent/interpreter"}}}, wantErr: codeexec.ErrStart, claims: 1},
+		// A request's PATH is the script's, not the helpers': staging
+		// still unpacks, and the interpreter is not found in that PATH.
+		{name: "RequestPATH", req: &codeexec.Request{Skill: codeexectest.Skill(map[string]string{"scripts/a.sh": ""}), Script: "scripts/a.sh",
+			Env: map[string]string{"PATH": "/nonexistent"}}, wantErr: codeexec.ErrStart, claims: 1},
 		{name: "InvalidRequest", req: &codeexec.Request{Script: "a.sh"}, wantErr: codeexec.ErrInvalidRequest},
 	}
 	for _, tt := range tests {

@@ -114,7 +114,7 @@ func choose(cands []candidate, lim codeexec.FileLimits, om *codeexec.Omissions) 
 func (p *pod) list(ctx context.Context, j *job) ([]listed, bool, error) {
 	var l lister
 	pr, err := p.start(ctx, proc{
-		argv:   argv([]string{"PATH=" + DefaultPATH}, "find", ".", "-mindepth", "1", "-printf", listFormat),
+		argv:   argv([]string{"PATH=" + p.helperPATH()}, "find", ".", "-mindepth", "1", "-printf", listFormat),
 		cwd:    j.skillName,
 		stdout: &splitWriter{sep: 0, line: l.record},
 		stderr: io.Discard,
@@ -272,7 +272,7 @@ func (p *pod) archive(ctx context.Context, j *job, paths []string, each func(*ta
 		done <- err
 	}()
 	_, err := p.start(ctx, proc{
-		argv: argv([]string{"PATH=" + DefaultPATH}, tarCreate...),
+		argv: argv([]string{"PATH=" + p.helperPATH()}, tarCreate...),
 		cwd:  j.skillName,
 		stdin: func(w io.Writer) error {
 			for _, path := range paths {

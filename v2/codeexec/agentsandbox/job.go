@@ -22,6 +22,7 @@ import (
 type job struct {
 	req       *codeexec.Request
 	skillName string // the staged folder's name: the script's cwd
+	setsid    string // setsid's path in the pod, as staging found it
 	interp    codeexec.Interpreter
 	limits    codeexec.Limits // with defaults
 	staged    []entry         // what staging writes, sorted by path

@@ -51,31 +51,35 @@ const (
 )
 
 // stageScript runs in sandboxd's root with the staging archive on stdin and
-// "$1" = the skill folder's name, "$2" = the interpreter command. It
-// unpacks, checks that the trampoline's setsid and the interpreter exist in
-// the script's PATH, so a missing one is ErrStart before anything runs, and
-// prints, NUL-terminated, the root's absolute path (the environment needs
-// it) and then, in listFormat, every file it staged: collection takes a
-// file whose size, inode and both times are still these for unchanged
-// without reading it back.
+// "$1" = the skill folder's name, "$2" = the interpreter command, "$3" = the
+// script's PATH; its own PATH is the helpers'. It unpacks, checks that the
+// trampoline's setsid exists (a helper, found in the helpers' PATH) and the
+// interpreter in the script's PATH, so a missing one fails before anything
+// runs, and prints, NUL-terminated, the root's absolute path (the
+// environment needs it), setsid's, and then, in listFormat, every file it
+// staged: collection takes a file whose size, inode and both times are
+// still these for unchanged without reading it back.
 const stageScript = `root=$(pwd -P) || exit 101
 tar -x -p --no-same-owner -f - || exit 101
 cd "$1" || exit 101
-command -v setsid >/dev/null 2>&1 || exit 102
-command -v "$2" >/dev/null 2>&1 || exit 100
-printf '%s\0' "$root"
+setsid=$(command -v setsid) || exit 102
+PATH="$3" command -v "$2" >/dev/null 2>&1 || exit 100
+printf '%s\0%s\0' "$root" "$setsid"
 find . -mindepth 1 -type f -printf '` + listFormat + `' 2>/dev/null
 exit 0
 `
 
-// trampoline runs the script: "$@" is the interpreter, the script path and
-// the request's arguments, passed through untouched. It starts them in a
-// session of their own (their process group), with the trampoline's stdin
-// and stderr, waits, then kills what is left of that group, so background
-// children die when the script exits, and exits with the script's status
-// (128+n for a death by signal n). The shell's own messages go nowhere.
+// trampoline runs the script: "$1" is setsid's path, the rest the
+// interpreter, the script path and the request's arguments, passed through
+// untouched. It starts them in a session of their own (their process
+// group), with the trampoline's stdin and stderr, waits, then kills what is
+// left of that group, so background children die when the script exits,
+// and exits with the script's status (128+n for a death by signal n). The
+// shell's own messages go nowhere.
 const trampoline = `exec 3<&0 4>&2 2>/dev/null
-setsid "$@" <&3 2>&4 3<&- 4>&- &
+setsid=$1
+shift
+"$setsid" "$@" <&3 2>&4 3<&- 4>&- &
 pid=$!
 exec 3<&- 4>&-
 wait "$pid"
@@ -189,14 +193,22 @@ func argv(env []string, command ...string) []string {
 	return append(out, command...)
 }
 
-// pathOf returns PATH's entry of env.
-func pathOf(env []string) string {
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			return v
-		}
+// helperPATH is the PATH of the pod's helpers (tar, find, sh): the
+// operator's (WithEnv), else DefaultPATH; a request's Env never reaches
+// them.
+func (p *pod) helperPATH() string {
+	if v := p.cfg.env["PATH"]; v != "" {
+		return v
 	}
 	return DefaultPATH
+}
+
+// scriptPATH is the PATH of j's script.
+func (p *pod) scriptPATH(j *job) string {
+	if v := j.req.Env["PATH"]; v != "" {
+		return v
+	}
+	return p.helperPATH()
 }
 
 // stage unpacks j into the pod and returns sandboxd's root directory.
@@ -206,8 +218,12 @@ func (p *pod) stage(ctx context.Context, j *job) (string, error) {
 	var root string
 	var perr error
 	out, errOut := &splitWriter{sep: 0, line: func(rec []byte) {
-		if root == "" {
+		switch {
+		case root == "":
 			root = string(rec)
+			return
+		case j.setsid == "":
+			j.setsid = string(rec)
 			return
 		}
 		e, err := parseListed(rec)
@@ -220,7 +236,7 @@ func (p *pod) stage(ctx context.Context, j *job) (string, error) {
 		}
 	}}, &note{}
 	pr, err := p.start(ctx, proc{
-		argv:    argv([]string{"PATH=" + pathOf(p.env(j, "/"))}, "/bin/sh", "-c", stageScript, "adkskills-stage", j.skillName, j.interp.Command[0]),
+		argv:    argv([]string{"PATH=" + p.helperPATH()}, "/bin/sh", "-c", stageScript, "adkskills-stage", j.skillName, j.interp.Command[0], p.scriptPATH(j)),
 		stdin:   j.writeTar,
 		stdout:  out,
 		stderr:  errOut,
@@ -236,16 +252,16 @@ func (p *pod) stage(ctx context.Context, j *job) (string, error) {
 	case pr.stdinErr != nil:
 		return "", errWorkspace(pr.stdinErr)
 	case pr.exit == exitNoInterpreter:
-		return "", fmt.Errorf("%w: interpreter %q not found in the pod's PATH %q", codeexec.ErrStart, j.interp.Command[0], pathOf(p.env(j, "/")))
+		return "", fmt.Errorf("%w: interpreter %q not found in the pod's PATH %q", codeexec.ErrStart, j.interp.Command[0], p.scriptPATH(j))
 	case pr.exit == exitNoSetsid:
-		return "", fmt.Errorf("%w: the pod's image has no setsid (util-linux) in PATH %q", codeexec.ErrSandboxUnavailable, pathOf(p.env(j, "/")))
+		return "", fmt.Errorf("%w: the pod's image has no setsid (util-linux) in PATH %q", codeexec.ErrSandboxUnavailable, p.helperPATH())
 	case pr.exit != 0:
 		return "", fmt.Errorf("%w: staging in the pod exited %d: %s", codeexec.ErrWorkspace, pr.exit, strings.TrimSpace(errOut.String()))
 	case perr != nil:
 		return "", errWorkspace(perr)
 	}
-	if !strings.HasPrefix(root, "/") || strings.ContainsRune(root, '\n') {
-		return "", fmt.Errorf("%w: staging reported root %q", codeexec.ErrWorkspace, root)
+	if !strings.HasPrefix(root, "/") || strings.ContainsRune(root, '\n') || !strings.HasPrefix(j.setsid, "/") {
+		return "", fmt.Errorf("%w: staging reported root %q and setsid %q", codeexec.ErrWorkspace, root, j.setsid)
 	}
 	return root, nil
 }
@@ -253,7 +269,7 @@ func (p *pod) stage(ctx context.Context, j *job) (string, error) {
 // run runs the script under the trampoline within j's time limit.
 func (p *pod) run(ctx context.Context, j *job, env []string) (*codeexec.Result, error) {
 	stdout, stderr := truncate.NewCapper(j.limits.MaxOutputChars), truncate.NewCapper(j.limits.MaxOutputChars)
-	command := append([]string{"/bin/sh", "-c", trampoline, "adkskills-run"}, j.interp.Command...)
+	command := append([]string{"/bin/sh", "-c", trampoline, "adkskills-run", j.setsid}, j.interp.Command...)
 	command = append(command, j.req.Script)
 	command = append(command, j.req.Args...)
 	rctx, cancel := context.WithTimeout(ctx, j.limits.Timeout)
