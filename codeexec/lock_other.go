@@ -20,7 +20,7 @@ func lockWorkspace(root string) (*os.File, error) {
 func tryLock(*os.File) bool { return false }
 
 // ownDir is false here: nothing is swept off unix.
-func ownDir(string) bool { return false }
+func ownDir(string, fs.FileMode) bool { return false }
 
 // killLeftovers does nothing here.
 func killLeftovers(string) {}

@@ -167,11 +167,8 @@ func cacheFor(parent string, readOnly bool, limit int64) (*cache, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, err
 	}
-	if !ownDir(dir) {
-		return nil, fmt.Errorf("cache directory %s is not a directory of this user", dir)
-	}
-	if fi, err := os.Lstat(dir); err != nil || fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("cache directory %s is open to other users", dir)
+	if !ownDir(dir, 0o077) {
+		return nil, fmt.Errorf("cache directory %s is not a directory of this user closed to others", dir)
 	}
 	if err := os.Mkdir(filepath.Join(dir, cacheIndexDir), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, err

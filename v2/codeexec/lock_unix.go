@@ -47,10 +47,11 @@ func tryLock(f *os.File) bool {
 }
 
 // ownDir reports whether dir is a directory (not a link) of this process's
-// user.
-func ownDir(dir string) bool {
+// user with none of the permission bits in closed set (0o022: no one else
+// may write in it; 0o077: no one else may enter it).
+func ownDir(dir string, closed fs.FileMode) bool {
 	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() {
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&closed != 0 {
 		return false
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -79,13 +78,7 @@ func uidLeaseDir() (string, error) {
 			errs = append(errs, err)
 			continue
 		}
-		fi, err := os.Lstat(d)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !fi.IsDir() || !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+		if !ownDir(d, 0o022) {
 			errs = append(errs, fmt.Errorf("%s is not a directory of uid %d that only it can write", d, os.Geteuid()))
 			continue
 		}

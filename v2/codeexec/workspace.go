@@ -299,7 +299,7 @@ func sweep(parent string) {
 			continue
 		}
 		root := filepath.Join(parent, e.Name())
-		if !ownDir(root) {
+		if !ownDir(root, 0) {
 			continue
 		}
 		if !deadWorkspace(root) {
