@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/adkskills/adkskills/internal/execenv"
 )
 
 // sandboxHost is what a probe found on this machine.
@@ -284,7 +286,7 @@ func (s *Sandbox) trial(ctx context.Context, h *sandboxHost) error {
 	if err := l.prepare(ws); err != nil {
 		return fmt.Errorf("%w: trial workspace: %v", ErrSandboxUnavailable, err)
 	}
-	p := &plan{ws: ws, argv: []string{"/bin/sh", "-c", trialScript, "sh", ws.root}, hostPATH: defaultPATH}
+	p := &plan{ws: ws, argv: []string{"/bin/sh", "-c", trialScript, "sh", ws.root}, hostPATH: execenv.DefaultPATH}
 	p.env = p.envAt(ws.under(ws.dir))
 	p.execEnv = p.env
 	cmd, err := l.command(ctx, p)
@@ -566,7 +568,7 @@ func (s *Sandbox) tableViews(ctx context.Context, h *sandboxHost, p *plan, g vie
 // host), then the host PATH entries that exist in the sandbox.
 func sandboxPATH(h *sandboxHost, hostPATH string, pathDirs []string, binds []bind) string {
 	if hostPATH == "" {
-		hostPATH = defaultPATH
+		hostPATH = execenv.DefaultPATH
 	}
 	for _, d := range filepath.SplitList(hostPATH) {
 		if filepath.IsAbs(d) {
@@ -583,7 +585,7 @@ func sandboxPATH(h *sandboxHost, hostPATH string, pathDirs []string, binds []bin
 		}
 	}
 	if len(seen) == 0 {
-		return defaultPATH
+		return execenv.DefaultPATH
 	}
 	return strings.Join(seen, string(filepath.ListSeparator))
 }
@@ -690,10 +692,10 @@ func (s *Sandbox) inspect(ctx context.Context, h *sandboxHost, path, pyenvRoot, 
 	return iv, nil
 }
 
-// orDefaultPATH returns v, or defaultPATH when v is empty.
+// orDefaultPATH returns v, or execenv.DefaultPATH when v is empty.
 func orDefaultPATH(v string, _ bool) string {
 	if v == "" {
-		return defaultPATH
+		return execenv.DefaultPATH
 	}
 	return v
 }

@@ -14,9 +14,6 @@ import (
 	"github.com/adkskills/adkskills/v2/internal/execenv"
 )
 
-// defaultPATH is the child's PATH when the host has none.
-const defaultPATH = execenv.DefaultPATH
-
 // buildEnv returns a child environment ("K=V", sorted by name): the
 // allowlist (execenv.Build) with the workspace seen at d and PATH hostPATH,
 // then each layer in order. Nothing else of the host's environment is
