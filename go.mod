@@ -5,18 +5,21 @@ go 1.25.0
 require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
-	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/google/go-cmp v0.7.0
 	github.com/gorilla/mux v1.8.1
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.45.0
 	go.opentelemetry.io/otel/sdk v1.45.0
 	go.opentelemetry.io/otel/trace v1.45.0
-	golang.org/x/net v0.57.0
-	golang.org/x/sys v0.47.0
 	google.golang.org/adk v1.7.0
 	google.golang.org/genai v1.57.0
 	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
+	github.com/elastic/go-seccomp-bpf v1.6.0 // indirect
+	golang.org/x/net v0.57.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 )
 
 require (
@@ -25,6 +28,10 @@ require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
 	github.com/GoogleCloudPlatform/opentelemetry-operations-go/detectors/gcp v1.35.0 // indirect
 	github.com/a2aproject/a2a-go/v2 v2.3.1 // indirect
+	github.com/adkskills/adkskills/codeexec v0.0.0-00010101000000-000000000000
+	github.com/adkskills/adkskills/internal/encoding v0.0.0-00010101000000-000000000000
+	github.com/adkskills/adkskills/internal/truncate v0.0.0-00010101000000-000000000000
+	github.com/adkskills/adkskills/internal/valid v0.0.0-00010101000000-000000000000
 	github.com/awalterschulze/gographviz v2.0.3+incompatible // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -65,3 +72,11 @@ require (
 	rsc.io/omap v1.2.0 // indirect
 	rsc.io/ordered v1.1.1 // indirect
 )
+
+replace github.com/adkskills/adkskills/codeexec => ./codeexec
+
+replace github.com/adkskills/adkskills/internal/truncate => ./internal/truncate
+
+replace github.com/adkskills/adkskills/internal/valid => ./internal/valid
+
+replace github.com/adkskills/adkskills/internal/encoding => ./internal/encoding

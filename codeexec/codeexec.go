@@ -1,17 +1,19 @@
-// Package codeexec defines how adkskills runs a skill's script: the
-// [Executor] contract, the request and result it exchanges, the interpreter
-// table, and two executors: [Local], a plain host subprocess, and [Sandbox],
-// the same pipeline isolated with bubblewrap (Linux only).
+// Package codeexec is the contract between adkskills' tools and the
+// executors that run a skill's script: the [Executor] interface, the
+// [Request] and [Result] it exchanges, the limits, the sentinel errors and
+// the interpreter table. It touches no ADK: both ADK majors use this very
+// module.
 //
-// Data flows one way: a tool builds a [Request] (the skill folder as an
-// fs.FS, extra files, the entry point, argv, stdin, limits), an Executor
-// stages the folder in a fresh private workspace, runs the script with
-// bounded streaming capture of its output, collects the files the run
-// created or changed, removes the workspace, and returns a [Result]. Nothing
-// in a Result points back into the workspace.
+// A tool builds a Request (the skill folder as an fs.FS, extra files, the
+// entry point, argv, stdin, limits); an executor stages the folder in a
+// fresh private workspace, runs the script with bounded output, collects
+// the files the run created or changed, removes the workspace, and returns
+// a Result. Nothing in a Result points back into the workspace.
 //
-// Every executor, a third party's included, can prove it keeps the contract
-// with the behaviour suite in codeexec/codeexectest.
+// The executors are packages of their own: codeexec/local (a host
+// subprocess), codeexec/sandbox (bubblewrap) and codeexec/agentsandbox
+// (Kubernetes pods). Every executor, a third party's included, proves it
+// keeps the contract with the suite in codeexec/codeexectest.
 package codeexec
 
 import (
@@ -31,7 +33,9 @@ import (
 // run at all; callers branch on them with errors.Is and the sentinels below.
 //
 // An executor whose construction can go wrong reports it from an
-// Err() error method, as [Local.Err] and [Sandbox.Err] do; see [ConfigError].
+// Err() error method; see [ConfigError]. One that runs a table of
+// interpreters reports it from an Interpreters() method; see
+// [InterpretersOf].
 type Executor interface {
 	Execute(ctx context.Context, req *Request) (*Result, error)
 }
@@ -63,7 +67,7 @@ const (
 	DefaultMaxSkillBytes = 256 << 20
 	// DefaultWaitDelay bounds how long a process that left the script's
 	// process group (setsid) can keep a finished run open by holding its
-	// output pipes. See WithWaitDelay.
+	// output pipes.
 	DefaultWaitDelay = 500 * time.Millisecond
 )
 
@@ -85,7 +89,7 @@ var (
 	// platform cannot run scripts with this executor.
 	ErrStart = errors.New("codeexec: start")
 	// ErrSandboxUnavailable: the sandbox cannot isolate on this machine;
-	// the run did not happen (a Sandbox never falls back to running
+	// the run did not happen (a sandbox never falls back to running
 	// unsandboxed).
 	ErrSandboxUnavailable = errors.New("codeexec: sandbox unavailable")
 )
@@ -110,7 +114,7 @@ type File struct {
 	// Data is the content, in the declared Encoding.
 	Data []byte
 	// Encoding declares how Data is encoded: EncodingRaw, EncodingUTF8 or
-	// EncodingBase64. Local and Sandbox always return raw bytes.
+	// EncodingBase64. The host executors always return raw bytes.
 	Encoding string
 	// Mode holds the permission bits to stage the file with. Zero means
 	// 0o644 (0o755 for the request's Script).

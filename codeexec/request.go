@@ -33,8 +33,8 @@ type Request struct {
 	SkillName string
 	// Files are staged over Skill before the run: the session's input files,
 	// an inline script. A path that Skill also has makes the request
-	// invalid: an extra file never replaces a file of the skill. Local and
-	// Sandbox stage Data as is, so a file declaring EncodingBase64 is an
+	// invalid: an extra file never replaces a file of the skill. The host
+	// executors stage Data as is, so a file declaring EncodingBase64 is an
 	// invalid request (decode it first).
 	Files []File
 	// Script is the entry point, relative to the skill root
@@ -52,7 +52,7 @@ type Request struct {
 	// it). It is the script's alone: the executor finds and inspects the
 	// interpreter with its own environment (the host's PATH, WithEnv,
 	// WithPassEnv), so a PATH or PYENV_VERSION here does not choose which
-	// host program runs, and a Sandbox starts its helpers without it.
+	// host program runs, and a sandbox starts its helpers without it.
 	Env map[string]string
 	// Limits bound the run.
 	Limits Limits
@@ -156,7 +156,7 @@ func (r *Request) Validate() error {
 	files := make(map[string]bool, len(r.Files))
 	dirs := map[string]bool{}
 	for _, f := range r.Files {
-		if err := checkPath(f.Path); err != nil {
+		if err := valid.FilePath(f.Path); err != nil {
 			return fmt.Errorf("%w: file: %w", ErrInvalidRequest, err)
 		}
 		if files[f.Path] {
@@ -181,7 +181,7 @@ func (r *Request) Validate() error {
 			return fmt.Errorf("%w: file %q: mode %v: only permission bits may be set", ErrInvalidRequest, f.Path, f.Mode)
 		}
 	}
-	if err := checkPath(r.Script); err != nil {
+	if err := valid.FilePath(r.Script); err != nil {
 		return fmt.Errorf("%w: script: %w", ErrInvalidRequest, err)
 	}
 	if r.Skill == nil && !files[r.Script] {
@@ -203,14 +203,6 @@ func (r *Request) Validate() error {
 	return nil
 }
 
-// skillName is the staged folder's name of r.
-func (r *Request) skillName() string {
-	if r.SkillName == "" {
-		return DefaultSkillName
-	}
-	return r.SkillName
-}
-
 // checkSkillName reports why name cannot name the staged folder. Names that
 // start with "." are refused so that no skill can take the workspace's own
 // folders (.home, .tmp).
@@ -224,21 +216,6 @@ func checkSkillName(name string) error {
 		return fmt.Errorf("skill name %q must be valid UTF-8 without '/', '\\' or NUL", name)
 	case strings.HasPrefix(name, "."):
 		return fmt.Errorf("skill name %q must not start with '.'", name)
-	}
-	return nil
-}
-
-// checkPath reports why p cannot name a file of a request: it must be a
-// clean path of a file under the skill root.
-func checkPath(p string) error {
-	c, err := valid.Path(p)
-	switch {
-	case err != nil:
-		return err
-	case c == ".":
-		return fmt.Errorf("path %q names the skill folder, not a file", p)
-	case c != p:
-		return fmt.Errorf("path %q is not clean (want %q)", p, c)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/internal/scripted"
 	"github.com/adkskills/adkskills/skilltoolset"
 )
@@ -85,7 +85,7 @@ func newHarness(t testing.TB, cfg harnessConfig) *harness {
 	ctx := context.Background()
 	opts := cfg.opts
 	if !cfg.noExecutor {
-		opts = append([]skilltoolset.Option{skilltoolset.WithCodeExecutor(codeexec.NewLocal())}, opts...)
+		opts = append([]skilltoolset.Option{skilltoolset.WithCodeExecutor(local.New())}, opts...)
 	}
 	dir := cfg.skills
 	if dir == "" {

@@ -21,6 +21,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
+	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/internal/scripted"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
@@ -104,13 +106,13 @@ func TestOfficeRoundTrip(t *testing.T) {
 		name string
 		new  func() codeexec.Executor
 	}{
-		{"local", func() codeexec.Executor { return codeexec.NewLocal() }},
-		{"sandbox", func() codeexec.Executor { return codeexec.NewSandbox() }},
+		{"local", func() codeexec.Executor { return local.New() }},
+		{"sandbox", func() codeexec.Executor { return sandbox.New() }},
 	}
 	for _, e := range executors {
 		t.Run(e.name, func(t *testing.T) {
 			exe := e.new()
-			if s, ok := exe.(*codeexec.Sandbox); ok {
+			if s, ok := exe.(*sandbox.Executor); ok {
 				if err := s.Probe(context.Background()); err != nil {
 					t.Skipf("the sandbox cannot isolate here: %v", err)
 				}
@@ -212,7 +214,7 @@ func packDirect(t *testing.T, tree map[string][]byte) []byte {
 	for name, data := range tree {
 		files = append(files, codeexec.File{Path: path.Join("unpacked", name), Data: data})
 	}
-	res, err := codeexec.NewLocal().Execute(context.Background(), &codeexec.Request{
+	res, err := local.New().Execute(context.Background(), &codeexec.Request{
 		Skill: os.DirFS(filepath.Join(skillsDir(t), "office-roundtrip")), SkillName: "office-roundtrip", Files: files,
 		Script: "scripts/pack.py", Args: []string{"unpacked", "dist/report.docx"},
 	})

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
@@ -42,7 +42,7 @@ func TestLiveModelRunsSkillScript(t *testing.T) {
 	defer cancel()
 	llm, err := gemini.NewModel(ctx, liveModel(), &genai.ClientConfig{APIKey: key, Backend: genai.BackendGeminiAPI})
 	require.NoError(t, err)
-	ts, err := skilltoolset.New(ctx, skilltoolset.NewFSSource(os.DirFS(skillsDir(t))), skilltoolset.WithCodeExecutor(codeexec.NewLocal()))
+	ts, err := skilltoolset.New(ctx, skilltoolset.NewFSSource(os.DirFS(skillsDir(t))), skilltoolset.WithCodeExecutor(local.New()))
 	require.NoError(t, err)
 	a, err := llmagent.New(llmagent.Config{
 		Name: "live_agent", Model: llm, Toolsets: []tool.Toolset{ts},

@@ -19,6 +19,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
+	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/internal/scripted"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
@@ -86,13 +88,13 @@ func scaleExecutor(b *testing.B, kind string) codeexec.Executor {
 	}
 	table := codeexec.Interpreters{{Language: "python", Extensions: []string{".py"}, Command: []string{systemPython()}}}
 	if kind == "Sandbox" {
-		s := codeexec.NewSandbox(codeexec.WithInterpreters(table), codeexec.WithWorkspaceDir(ws))
+		s := sandbox.New(sandbox.WithInterpreters(table), sandbox.WithWorkspaceDir(ws))
 		if err := s.Probe(context.Background()); err != nil {
 			b.Skipf("no sandbox here: %v", err)
 		}
 		return s
 	}
-	return codeexec.NewLocal(codeexec.WithInterpreters(table), codeexec.WithWorkspaceDir(ws))
+	return local.New(local.WithInterpreters(table), local.WithWorkspaceDir(ws))
 }
 
 // caller makes run_skill_script calls through one toolset, agent and ADK

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/internal/scripted"
 	"github.com/adkskills/adkskills/internal/truncate"
 	"github.com/adkskills/adkskills/skilltoolset"
@@ -52,7 +53,7 @@ func directRun(t *testing.T) map[string][]byte {
 		}
 		return nil
 	}))
-	res, err := codeexec.NewLocal().Execute(context.Background(), &codeexec.Request{
+	res, err := local.New().Execute(context.Background(), &codeexec.Request{
 		Files: files, Script: "scripts/report.py", Args: []string{"ada lovelace", "--style", "bold"},
 	})
 	require.NoError(t, err)
@@ -229,7 +230,7 @@ func TestNonASCIIArgsAndStdin(t *testing.T) {
 func TestStdinAndSecretsThroughPython(t *testing.T) {
 	t.Setenv("GOOGLE_API_KEY", "parent-secret-must-not-leak")
 	h := newHarness(t, harnessConfig{
-		opts: []skilltoolset.Option{skilltoolset.WithCodeExecutor(codeexec.NewLocal(codeexec.WithEnv(map[string]string{"REPORT_TOKEN": "given-by-operator"})))},
+		opts: []skilltoolset.Option{skilltoolset.WithCodeExecutor(local.New(local.WithEnv(map[string]string{"REPORT_TOKEN": "given-by-operator"})))},
 		steps: []scripted.Step{
 			call("run_skill_script", map[string]any{"skill_name": "py-tools", "script_path": "scripts/upper.py", "args": []any{"a b", "c"}, "stdin": "quiet words\n"}),
 			call("run_skill_script", map[string]any{"skill_name": "py-tools", "script_path": "scripts/env.py", "args": []any{"GOOGLE_API_KEY", "REPORT_TOKEN"}}),

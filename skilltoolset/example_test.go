@@ -13,7 +13,8 @@ import (
 	"google.golang.org/adk/session"
 	"google.golang.org/adk/tool"
 
-	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
+	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/skilltoolset"
 )
 
@@ -24,7 +25,7 @@ func Example() {
 	ctx := context.Background()
 	skills, err := skilltoolset.New(ctx,
 		skilltoolset.NewFSSource(os.DirFS("../testdata/skills")),
-		skilltoolset.WithCodeExecutor(codeexec.NewSandbox()), // codeexec.NewLocal() for code you trust
+		skilltoolset.WithCodeExecutor(sandbox.New()), // local.New() for code you trust
 		skilltoolset.WithMaxOutputChars(20_000),
 		skilltoolset.WithScriptTimeout(time.Minute),
 	)
@@ -65,7 +66,7 @@ func Example() {
 func ExampleWithInlineScripts() {
 	ts, err := skilltoolset.New(context.Background(),
 		skilltoolset.NewFSSource(os.DirFS("../testdata/skills")),
-		skilltoolset.WithCodeExecutor(codeexec.NewLocal()),
+		skilltoolset.WithCodeExecutor(local.New()),
 		skilltoolset.WithInlineScripts(true),
 	)
 	if err != nil {

@@ -6,7 +6,6 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel/sdk v1.45.0
-	golang.org/x/sys v0.47.0
 	google.golang.org/adk/v2 v2.2.0
 	google.golang.org/genai v1.66.0
 	gopkg.in/yaml.v3 v3.0.1
@@ -28,6 +27,7 @@ require (
 	go.opentelemetry.io/otel/sdk/log v0.20.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.10.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260630182238-925bb5da69e7 // indirect
 )
 
@@ -35,8 +35,12 @@ require (
 	cloud.google.com/go v0.123.0 // indirect
 	cloud.google.com/go/auth v0.22.0 // indirect
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
+	github.com/adkskills/adkskills/codeexec v0.0.0-00010101000000-000000000000
+	github.com/adkskills/adkskills/internal/encoding v0.0.0-00010101000000-000000000000
+	github.com/adkskills/adkskills/internal/truncate v0.0.0-00010101000000-000000000000
+	github.com/adkskills/adkskills/internal/valid v0.0.0-00010101000000-000000000000
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/elastic/go-seccomp-bpf v1.6.0
+	github.com/elastic/go-seccomp-bpf v1.6.0 // indirect
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
@@ -55,7 +59,7 @@ require (
 	go.opentelemetry.io/otel/trace v1.45.0
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
-	golang.org/x/net v0.57.0
+	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
 	google.golang.org/api v0.291.0 // indirect
@@ -65,3 +69,11 @@ require (
 	rsc.io/omap v1.2.0 // indirect
 	rsc.io/ordered v1.1.1 // indirect
 )
+
+replace github.com/adkskills/adkskills/codeexec => ../codeexec
+
+replace github.com/adkskills/adkskills/internal/truncate => ../internal/truncate
+
+replace github.com/adkskills/adkskills/internal/valid => ../internal/valid
+
+replace github.com/adkskills/adkskills/internal/encoding => ../internal/encoding

@@ -262,7 +262,7 @@ func (c *cli) callRunScript(ctx context.Context, tr toolRun, call scriptCall) (*
 		return nil, err
 	}
 	if !slices.ContainsFunc(tools, func(t tool.Tool) bool { return t.Name() == runscript.Name }) {
-		return nil, fmt.Errorf("no skill has a script that can run (%s), so %s is not offered", codeexec.TableOf(tr.executor).Supported(), runscript.Name)
+		return nil, fmt.Errorf("no skill has a script that can run (%s), so %s is not offered", codeexec.InterpretersOf(tr.executor).Supported(), runscript.Name)
 	}
 	// The model calls run_skill_script once, then ends its turn.
 	m := scripted.New("adkskills-run", declared(call.functionCall()), scripted.Say("Done."))

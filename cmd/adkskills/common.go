@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
+	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/fileartifact"
 	"github.com/adkskills/adkskills/internal/skillfs"
 )
@@ -203,11 +205,11 @@ func (c *cli) openStore(flagValue string) (*fileartifact.Service, string, error)
 
 // executor returns the executor --sandbox asks for; a sandbox that cannot
 // isolate on this machine is an error here, before anything runs.
-func (c *cli) executor(ctx context.Context, sandbox bool) (codeexec.Executor, error) {
-	if !sandbox {
-		return codeexec.NewLocal(), nil
+func (c *cli) executor(ctx context.Context, sandboxed bool) (codeexec.Executor, error) {
+	if !sandboxed {
+		return local.New(), nil
 	}
-	s := codeexec.NewSandbox()
+	s := sandbox.New()
 	if err := s.Probe(ctx); err != nil {
 		return nil, fmt.Errorf("--sandbox: %w", err)
 	}

@@ -21,7 +21,8 @@ import (
 	"google.golang.org/adk/tool"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
+	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/fileartifact"
 	"github.com/adkskills/adkskills/internal/scripted"
 	"github.com/adkskills/adkskills/skilltoolset"
@@ -342,7 +343,7 @@ func TestRunJSONToolError(t *testing.T) {
 func modelSees(t *testing.T, args map[string]any) map[string]any {
 	t.Helper()
 	ctx := context.Background()
-	ts, err := skilltoolset.New(ctx, skilltoolset.NewFSSource(os.DirFS(testSkills(t))), skilltoolset.WithCodeExecutor(codeexec.NewLocal()))
+	ts, err := skilltoolset.New(ctx, skilltoolset.NewFSSource(os.DirFS(testSkills(t))), skilltoolset.WithCodeExecutor(local.New()))
 	require.NoError(t, err)
 	var seen map[string]any
 	m := scripted.New("reference",
@@ -424,7 +425,7 @@ func TestRunExitCodeMapping(t *testing.T) {
 // TestRunSandbox runs the bundled skill with --sandbox where bubblewrap can
 // isolate.
 func TestRunSandbox(t *testing.T) {
-	if err := codeexec.NewSandbox().Probe(context.Background()); err != nil {
+	if err := sandbox.New().Probe(context.Background()); err != nil {
 		t.Skipf("no sandbox on this machine: %v", err)
 	}
 	o := invoke(t, invocation{args: []string{"run", "--sandbox", "--skills", testSkills(t), "report-writer", "scripts/report.py", "--", "Ada"}})

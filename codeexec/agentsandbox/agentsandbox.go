@@ -125,10 +125,10 @@ func New(client *sandbox.Client, warmPool string, opts ...Option) *Executor {
 		}
 	}
 	if client == nil {
-		e.cfg.errs = append(e.cfg.errs, errors.New("nil sandbox client"))
+		e.cfg.shared.Invalid(errors.New("nil sandbox client"))
 	}
 	if warmPool == "" {
-		e.cfg.errs = append(e.cfg.errs, errors.New("empty warm pool name"))
+		e.cfg.shared.Invalid(errors.New("empty warm pool name"))
 	}
 	return e
 }
@@ -136,18 +136,13 @@ func New(client *sandbox.Client, warmPool string, opts ...Option) *Executor {
 // Err returns nil, or the first invalid part of the executor's
 // configuration, wrapping codeexec.ErrInvalidConfig.
 func (e *Executor) Err() error {
-	if len(e.cfg.errs) > 0 {
-		return fmt.Errorf("%w: agentsandbox: %w", codeexec.ErrInvalidConfig, e.cfg.errs[0])
-	}
-	return nil
+	return e.cfg.shared.Err()
 }
 
 // Interpreters returns a copy of the table e runs scripts with
 // (WithInterpreters, else codeexec.DefaultInterpreters). The commands are
 // looked up in the pod, not on the agent's host.
-func (e *Executor) Interpreters() codeexec.Interpreters { return e.cfg.table() }
-
-var _ codeexec.Tabled = (*Executor)(nil)
+func (e *Executor) Interpreters() codeexec.Interpreters { return e.cfg.shared.Interpreters() }
 
 // Execute runs req in a freshly claimed sandbox pod and deletes the claim
 // before it returns. See [codeexec.Executor] and the package documentation.
@@ -162,7 +157,7 @@ func (e *Executor) Execute(ctx context.Context, req *codeexec.Request) (*codeexe
 	if err != nil {
 		return nil, err
 	}
-	if j.interp, err = e.cfg.interpreterFor(j); err != nil {
+	if j.interp, err = e.cfg.shared.InterpreterFor(j.req); err != nil {
 		return nil, err
 	}
 	if err := j.checkSize(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 )
 
 // BenchmarkTrivialScript is one trivial python run, on the host (Local) and
@@ -26,7 +27,7 @@ func BenchmarkTrivialScript(b *testing.B) {
 		exec codeexec.Executor
 	}{
 		// The same PATH as the pods', so both run /usr/bin/python3.
-		{"Local", codeexec.NewLocal(codeexec.WithEnv(map[string]string{"PATH": DefaultPATH}))},
+		{"Local", local.New(local.WithEnv(map[string]string{"PATH": DefaultPATH}))},
 		{"AgentSandbox", c.executor()},
 	} {
 		b.Run(bm.name, func(b *testing.B) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
 )
 
 // listFormat makes GNU find print, for every entry under the skill root
@@ -45,7 +46,7 @@ type candidate struct {
 // in the pod. It never follows a link: find reports a link as one, tar
 // stores it as one.
 func (p *pod) collect(ctx context.Context, j *job) ([]codeexec.File, []codeexec.OmittedFile) {
-	var om codeexec.Omissions
+	var om host.Omissions
 	entries, stopped, err := p.list(ctx, j)
 	if err != nil {
 		om.Add(codeexec.OmittedFile{Path: ".", Reason: fmt.Sprintf("skill root unreadable: %v", err)})
@@ -92,11 +93,11 @@ func (p *pod) collect(ctx context.Context, j *job) ([]codeexec.File, []codeexec.
 }
 
 // choose applies the output limits in path order, as the host executors do.
-func choose(cands []candidate, lim codeexec.FileLimits, om *codeexec.Omissions) []candidate {
+func choose(cands []candidate, lim codeexec.FileLimits, om *host.Omissions) []candidate {
 	var out []candidate
 	var total int64
 	for _, c := range cands {
-		if why := lim.Refusal(len(out), total, c.size); why != "" {
+		if why := host.Refusal(lim, len(out), total, c.size); why != "" {
 			om.Add(codeexec.OmittedFile{Path: c.path, Size: c.size, Reason: why})
 			continue
 		}
@@ -107,7 +108,7 @@ func choose(cands []candidate, lim codeexec.FileLimits, om *codeexec.Omissions) 
 }
 
 // list runs find in the skill root and returns at most
-// codeexec.MaxCollectedEntries of its entries, and whether it left some
+// host.MaxCollectedEntries of its entries, and whether it left some
 // out.
 func (p *pod) list(ctx context.Context, j *job) ([]listed, bool, error) {
 	var l lister
@@ -128,7 +129,7 @@ func (p *pod) list(ctx context.Context, j *job) ([]listed, bool, error) {
 	return l.entries, l.stopped, nil
 }
 
-// lister keeps the first codeexec.MaxCollectedEntries records find prints
+// lister keeps the first host.MaxCollectedEntries records find prints
 // and notes whether there were more.
 type lister struct {
 	entries []listed
@@ -137,7 +138,7 @@ type lister struct {
 }
 
 func (l *lister) record(rec []byte) {
-	if len(l.entries) == codeexec.MaxCollectedEntries {
+	if len(l.entries) == host.MaxCollectedEntries {
 		l.stopped = true
 		return
 	}
@@ -178,7 +179,7 @@ func kindMode(k byte) fs.FileMode {
 
 // changed returns those of paths (staged files that kept their size) whose
 // bytes differ from what was staged: their digest is not the staged one.
-func (p *pod) changed(ctx context.Context, j *job, paths []string, om *codeexec.Omissions) ([]candidate, error) {
+func (p *pod) changed(ctx context.Context, j *job, paths []string, om *host.Omissions) ([]candidate, error) {
 	var out []candidate
 	err := p.archive(ctx, j, paths, func(hdr *tar.Header, r io.Reader) {
 		name := hdr.Name
@@ -199,7 +200,7 @@ func (p *pod) changed(ctx context.Context, j *job, paths []string, om *codeexec.
 }
 
 // fetch reads the selected files out of the pod.
-func (p *pod) fetch(ctx context.Context, j *job, sel []candidate, om *codeexec.Omissions) []codeexec.File {
+func (p *pod) fetch(ctx context.Context, j *job, sel []candidate, om *host.Omissions) []codeexec.File {
 	if len(sel) == 0 {
 		return nil
 	}

@@ -3,13 +3,12 @@ package agentsandbox
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net"
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/internal/execenv"
-	"github.com/adkskills/adkskills/internal/valid"
+	"github.com/adkskills/adkskills/codeexec/internal/execenv"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
 	"sigs.k8s.io/agent-sandbox/clients/go/sandbox"
 )
 
@@ -48,9 +47,7 @@ type config struct {
 	connectTimeout  time.Duration
 	transferTimeout time.Duration
 	cleanupTimeout  time.Duration
-	interpreters    codeexec.Interpreters
-	env             map[string]string
-	errs            []error
+	shared          host.Config // the interpreter table and WithEnv, as the host executors keep them
 }
 
 func defaultConfig() config {
@@ -69,7 +66,7 @@ func defaultConfig() config {
 func WithNamespace(ns string) Option {
 	return func(c *config) {
 		if ns == "" {
-			c.errs = append(c.errs, fmt.Errorf("WithNamespace: empty namespace"))
+			c.shared.Invalid(fmt.Errorf("WithNamespace: empty namespace"))
 		}
 		c.namespace = ns
 	}
@@ -81,7 +78,7 @@ func WithNamespace(ns string) Option {
 func WithGRPCPort(port int) Option {
 	return func(c *config) {
 		if port < 1 || port > 65535 {
-			c.errs = append(c.errs, fmt.Errorf("WithGRPCPort(%d): not a port", port))
+			c.shared.Invalid(fmt.Errorf("WithGRPCPort(%d): not a port", port))
 		}
 		c.grpcPort = port
 	}
@@ -143,7 +140,7 @@ func durationOption(name string, d time.Duration, field func(*config) *time.Dura
 	return func(c *config) {
 		switch {
 		case d < 0:
-			c.errs = append(c.errs, fmt.Errorf("%s(%v): negative", name, d))
+			c.shared.Invalid(fmt.Errorf("%s(%v): negative", name, d))
 		case d > 0:
 			*field(c) = d
 		}
@@ -152,16 +149,9 @@ func durationOption(name string, d time.Duration, field func(*config) *time.Dura
 
 // WithInterpreters replaces the interpreter table (default
 // codeexec.DefaultInterpreters; nil restores it). Commands are looked up in
-// the pod's PATH. The table is copied; an invalid one makes every Execute
-// fail with codeexec.ErrInvalidConfig.
+// the pod's PATH; the table is copied.
 func WithInterpreters(t codeexec.Interpreters) Option {
-	t = t.Clone()
-	return func(c *config) {
-		if err := t.Validate(); err != nil {
-			c.errs = append(c.errs, fmt.Errorf("WithInterpreters: %w", err))
-		}
-		c.interpreters = t
-	}
+	return func(c *config) { c.shared.SetInterpreters(t) }
 }
 
 // WithEnv adds variables to every run's environment, above the allowlist,
@@ -169,32 +159,5 @@ func WithInterpreters(t codeexec.Interpreters) Option {
 // script; set PATH here if the image's interpreters are outside
 // [DefaultPATH]. Calls accumulate; a later value for a name wins.
 func WithEnv(env map[string]string) Option {
-	return func(c *config) {
-		for k, v := range env {
-			if err := valid.Env(k, v); err != nil {
-				c.errs = append(c.errs, fmt.Errorf("WithEnv: %w", err))
-			}
-		}
-		if c.env == nil {
-			c.env = map[string]string{}
-		}
-		maps.Copy(c.env, env)
-	}
-}
-
-// table is the configured interpreter table, or the default one.
-func (c *config) table() codeexec.Interpreters {
-	if c.interpreters == nil {
-		return codeexec.DefaultInterpreters()
-	}
-	return c.interpreters.Clone()
-}
-
-// interpreterFor chooses j's interpreter as the host executors do
-// (codeexec.Interpreters.ForRequest).
-func (c *config) interpreterFor(j *job) (codeexec.Interpreter, error) {
-	if c.interpreters == nil {
-		return codeexec.DefaultInterpreters().ForRequest(j.req)
-	}
-	return c.interpreters.ForRequest(j.req)
+	return func(c *config) { c.shared.AddEnv(env) }
 }

@@ -24,7 +24,7 @@ import (
 	processv1 "sigs.k8s.io/agent-sandbox/packages/sandboxd/spec/process/v1"
 
 	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/internal/execenv"
+	"github.com/adkskills/adkskills/codeexec/internal/execenv"
 	"github.com/adkskills/adkskills/internal/truncate"
 )
 
@@ -181,7 +181,7 @@ func (p *pod) execute(ctx context.Context, j *job) (*codeexec.Result, error) {
 // executors' allowlist with the workspace at root, then the operator's
 // variables, then the request's.
 func (p *pod) env(j *job, root string) []string {
-	return execenv.Build(root+"/"+j.skillName, root+"/"+homeDir, root+"/"+tmpDir, "", p.cfg.env, j.req.Env)
+	return execenv.Build(root+"/"+j.skillName, root+"/"+homeDir, root+"/"+tmpDir, "", p.cfg.shared.Env(), j.req.Env)
 }
 
 // argv prefixes command with env -i and the environment, so the process
@@ -195,7 +195,7 @@ func argv(env []string, command ...string) []string {
 // operator's (WithEnv), else DefaultPATH; a request's Env never reaches
 // them.
 func (p *pod) helperPATH() string {
-	if v := p.cfg.env["PATH"]; v != "" {
+	if v := p.cfg.shared.Env()["PATH"]; v != "" {
 		return v
 	}
 	return DefaultPATH

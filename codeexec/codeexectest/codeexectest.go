@@ -1,10 +1,17 @@
 // Package codeexectest is the behaviour suite every codeexec.Executor must
 // pass, in the spirit of go-cloud's driver tests: one contract, one suite,
-// every implementation (Local, Sandbox, a remote executor, yours).
+// every implementation (codeexec/local, codeexec/sandbox,
+// codeexec/agentsandbox, yours).
 //
-//	func TestMyExecutor(t *testing.T) {
+// A new executor proves itself with one test in its own package:
+//
+//	func TestConformance(t *testing.T) {
 //		codeexectest.Run(t, func() codeexec.Executor { return myexec.New(...) })
 //	}
+//
+// An executor in this repository that starts scripts on the host (a gVisor
+// or nsjail one) is a package under codeexec/ that implements the launcher
+// of codeexec/internal/host and passes hostsuite.RunSuite as well.
 //
 // The suite is black-box: it sets only what a codeexec.Request carries and
 // looks only at what Execute returns, so an executor whose scripts run on

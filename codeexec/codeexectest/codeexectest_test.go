@@ -9,6 +9,7 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/local"
 )
 
 // brokenEnv names the broken executor a child test binary runs the suite
@@ -63,7 +64,7 @@ func (b brokenExecutor) Execute(ctx context.Context, req *codeexec.Request) (*co
 		req = &r
 		b.wrap(req, nil)
 	}
-	res, err := codeexec.NewLocal().Execute(ctx, req)
+	res, err := local.New().Execute(ctx, req)
 	if req != nil {
 		b.wrap(req, res)
 	}

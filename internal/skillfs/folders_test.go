@@ -5,6 +5,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/adkskills/adkskills/codeexec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,7 +41,7 @@ func TestScanAndValidateCountTheSameSkills(t *testing.T) {
 		{"lower", "the skill file must be named SKILL.md, not skill.md", "skill.md"},
 	}
 
-	r, err := Validate(fsys, nil)
+	r, err := Validate(fsys, codeexec.DefaultInterpreters())
 	require.NoError(t, err)
 	scanned, err := New(fsys, nil).Scan()
 	require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 
 	"google.golang.org/adk/tool/skilltoolset/skill"
 
-	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/valid"
 )
 
 // MaxListedScripts bounds the runnable files a message names (the
@@ -36,6 +36,16 @@ type Script struct {
 	Entry bool
 }
 
+// Table is what skillfs needs of an executor's interpreter table:
+// codeexec.Interpreters implements it.
+type Table interface {
+	// Runs reports why the table cannot run the file p whose first bytes
+	// are head (nil: it runs it); with a nil head only the extension counts.
+	Runs(p string, head []byte) error
+	// Supported says, for messages, which files the table runs.
+	Supported() string
+}
+
 // Head returns the start of a skill's file, enough for its #! line.
 func Head(ctx context.Context, src skill.Source, name, p string) ([]byte, error) {
 	rc, err := src.LoadResource(ctx, name, p)
@@ -43,15 +53,15 @@ func Head(ctx context.Context, src skill.Source, name, p string) ([]byte, error)
 		return nil, err
 	}
 	defer rc.Close()
-	return codeexec.ReadHead(rc)
+	return valid.ReadHead(rc)
 }
 
 // Scripts lists the files of the skill name that the table runs (by
-// extension, or by #! line: Interpreters.ForFile), entry points first, each
+// extension, or by #! line), entry points first, each
 // group in path order. Every file is opened: its head is read for a #!
 // line, and a runnable file that is not yet known to be an entry point is
 // searched for a __main__ guard (at most MaxGuardScanBytes of it).
-func Scripts(ctx context.Context, src skill.Source, name string, table codeexec.Interpreters) ([]Script, error) {
+func Scripts(ctx context.Context, src skill.Source, name string, table Table) ([]Script, error) {
 	paths, err := src.ListResources(ctx, name, "")
 	if err != nil {
 		return nil, err
@@ -83,21 +93,21 @@ func Scripts(ctx context.Context, src skill.Source, name string, table codeexec.
 
 // classify opens one file and says whether the table runs it and whether
 // it is an entry point.
-func classify(ctx context.Context, src skill.Source, name, p string, table codeexec.Interpreters) (Script, bool, error) {
+func classify(ctx context.Context, src skill.Source, name, p string, table Table) (Script, bool, error) {
 	rc, err := src.LoadResource(ctx, name, p)
 	if err != nil {
 		return Script{}, false, err
 	}
 	defer rc.Close()
-	head, err := codeexec.ReadHead(rc)
+	head, err := valid.ReadHead(rc)
 	if err != nil {
 		return Script{}, false, err
 	}
-	if _, err := table.ForFile(p, head); err != nil {
+	if table.Runs(p, head) != nil {
 		return Script{}, false, nil
 	}
 	s := Script{Path: p}
-	_, shebang := codeexec.ShebangProgram(head)
+	_, shebang := valid.Shebang(head)
 	s.Entry = shebang || inScripts(p) || executable(rc)
 	if !s.Entry {
 		s.Entry, err = hasMainGuard(io.MultiReader(bytes.NewReader(head), io.LimitReader(rc, MaxGuardScanBytes-int64(len(head)))))
@@ -140,13 +150,13 @@ func hasMainGuard(r io.Reader) (bool, error) {
 // AnyScript reports whether the skill name has a file the table runs,
 // looking at extensions first and opening files for their #! line only
 // when no extension answers.
-func AnyScript(ctx context.Context, src skill.Source, name string, table codeexec.Interpreters) (bool, error) {
+func AnyScript(ctx context.Context, src skill.Source, name string, table Table) (bool, error) {
 	paths, err := src.ListResources(ctx, name, "")
 	if err != nil {
 		return false, err
 	}
 	for _, p := range paths {
-		if _, err := table.ForScript(p); err == nil {
+		if table.Runs(p, nil) == nil {
 			return true, nil
 		}
 	}
@@ -158,7 +168,7 @@ func AnyScript(ctx context.Context, src skill.Source, name string, table codeexe
 		if err != nil {
 			continue // a file that cannot be read is not a script
 		}
-		if _, err := table.ForFile(p, head); err == nil {
+		if table.Runs(p, head) == nil {
 			return true, nil
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/adk/tool/skilltoolset/skill"
 	"gopkg.in/yaml.v3"
 
-	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/valid"
 )
 
 // Severity ranks a Problem: errors keep a skill (or a script) from working,
@@ -93,8 +93,7 @@ const MaxBodyLines = 500
 //   - keys outside the specification are warnings: they are ignored when the
 //     skill loads;
 //   - a file under scripts/ that says it is a program (a #! line, or the
-//     executable bit) but that no interpreter of the table runs (nil table:
-//     codeexec.DefaultInterpreters; see Interpreters.ForFile) is a warning:
+//     executable bit) but that no interpreter of the table runs  is a warning:
 //     run_skill_script cannot run it. Other files there are data (schemas,
 //     templates, helper modules), which the specification allows beside
 //     scripts, and are not reported;
@@ -102,10 +101,7 @@ const MaxBodyLines = 500
 //     warnings; a folder whose skill file is not spelt SKILL.md is an error.
 //
 // The error is for a skills folder that cannot be read at all.
-func Validate(fsys fs.FS, table codeexec.Interpreters) (*Report, error) {
-	if table == nil {
-		table = codeexec.DefaultInterpreters()
-	}
+func Validate(fsys fs.FS, table Table) (*Report, error) {
 	folders, err := skillFolders(fsys)
 	if err != nil {
 		return nil, err
@@ -313,7 +309,7 @@ func (c *skillFileCheck) compatibility() {
 
 // checkFiles walks a skill folder for programs no interpreter runs and for
 // symbolic links.
-func checkFiles(fsys fs.FS, dir string, table codeexec.Interpreters) []Problem {
+func checkFiles(fsys fs.FS, dir string, table Table) []Problem {
 	var probs []Problem
 	scriptsDir := path.Join(dir, "scripts")
 	_ = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
@@ -346,18 +342,18 @@ func checkFiles(fsys fs.FS, dir string, table codeexec.Interpreters) []Problem {
 // unrunnableProgram says why run_skill_script cannot run the file p, which
 // says it is a program (a #! line or the executable bit), or returns ""
 // when the table runs it or it is data.
-func unrunnableProgram(fsys fs.FS, p string, d fs.DirEntry, table codeexec.Interpreters) string {
-	if _, err := table.ForScript(p); err == nil {
+func unrunnableProgram(fsys fs.FS, p string, d fs.DirEntry, table Table) string {
+	if table.Runs(p, nil) == nil {
 		return ""
 	}
 	head, err := fileHead(fsys, p)
 	if err != nil {
 		return fmt.Sprintf("cannot read: %v", err)
 	}
-	if _, err := table.ForFile(p, head); err == nil {
+	if table.Runs(p, head) == nil {
 		return ""
 	}
-	if prog, ok := codeexec.ShebangProgram(head); ok {
+	if prog, ok := valid.Shebang(head); ok {
 		return fmt.Sprintf("its #! line names %s, which no interpreter runs, so run_skill_script cannot run it (%s)", prog, table.Supported())
 	}
 	if fi, err := d.Info(); err == nil && fi.Mode().Perm()&0o111 != 0 {
@@ -373,5 +369,5 @@ func fileHead(fsys fs.FS, p string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return codeexec.ReadHead(f)
+	return valid.ReadHead(f)
 }

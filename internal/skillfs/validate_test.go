@@ -51,7 +51,7 @@ func checkProblems(t *testing.T, dir string, got []Problem, wants []want) {
 // TestValidateBadSkills checks each folder of testdata/badskills for exactly
 // the problems it was written to have.
 func TestValidateBadSkills(t *testing.T) {
-	r, err := Validate(os.DirFS("../../testdata/badskills"), nil)
+	r, err := Validate(os.DirFS("../../testdata/badskills"), codeexec.DefaultInterpreters())
 	require.NoError(t, err)
 	tests := []struct {
 		dir   string
@@ -91,7 +91,7 @@ func TestValidateBadSkills(t *testing.T) {
 func TestValidateAgreesWithLoader(t *testing.T) {
 	for _, root := range []string{"../../testdata/badskills", "../../testdata/skills"} {
 		fsys := os.DirFS(root)
-		r, err := Validate(fsys, nil)
+		r, err := Validate(fsys, codeexec.DefaultInterpreters())
 		require.NoError(t, err)
 		skills, err := New(fsys, nil).Scan()
 		require.NoError(t, err)
@@ -117,7 +117,7 @@ func TestValidateAgreesWithLoader(t *testing.T) {
 // TestValidateRepositorySkills: the bundled skills have no error; the
 // keys other clients use are warnings.
 func TestValidateRepositorySkills(t *testing.T) {
-	r, err := Validate(os.DirFS("../../testdata/skills"), nil)
+	r, err := Validate(os.DirFS("../../testdata/skills"), codeexec.DefaultInterpreters())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"node-tools", "office-roundtrip", "py-tools", "report-writer", "shell-tools"}, r.Skills)
 	assert.Zero(t, r.Errors(), "%v", r.Problems)
@@ -278,7 +278,7 @@ func TestValidateCases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := Validate(tt.fsys, nil)
+			r, err := Validate(tt.fsys, codeexec.DefaultInterpreters())
 			require.NoError(t, err)
 			checkProblems(t, "s", r.Problems, tt.wants)
 			checkProblems(t, "", r.Problems, tt.root)
@@ -317,7 +317,7 @@ func TestProblemString(t *testing.T) {
 }
 
 func TestValidateUnreadableFolder(t *testing.T) {
-	_, err := Validate(os.DirFS(t.TempDir()+"/missing"), nil)
+	_, err := Validate(os.DirFS(t.TempDir()+"/missing"), codeexec.DefaultInterpreters())
 	require.Error(t, err)
 }
 
@@ -328,7 +328,7 @@ func TestValidateUnreadableFolder(t *testing.T) {
 // loads.
 func TestValidateCatalogueShapes(t *testing.T) {
 	fsys := os.DirFS(catalogue)
-	r, err := Validate(fsys, nil)
+	r, err := Validate(fsys, codeexec.DefaultInterpreters())
 	require.NoError(t, err)
 	assert.Equal(t, []string{"art-templates", "office-docs", "screen-capture", "shebang-tool", "web-builder", "wordy-api"}, r.Skills)
 	require.Len(t, r.Problems, 1, "%v", r.Problems)

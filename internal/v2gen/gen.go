@@ -38,6 +38,10 @@ type Config struct {
 	// Exclude lists directories, slash-separated and relative to the root,
 	// left out of v2 with everything in them.
 	Exclude []string
+	// Shared are the directories of the nested modules (slash-separated,
+	// relative to the root): modules of their own that touch no ADK, which
+	// both majors use at the same import paths. Plan fills it.
+	Shared []string
 }
 
 // File is one file of the generated tree.
@@ -56,10 +60,10 @@ type File struct {
 var errADK2Constraint = errors.New(`an _adk2 file must start with the constraint "//go:build ignore" (and no other), so that the root module never builds it`)
 
 // Plan computes the tree v2 must hold, keyed by slash-separated path
-// relative to the output directory, and the nested modules it mirrors: the
-// directories (slash-separated, relative to the root and so to v2, in path
-// order) that hold a go.mod of their own. Their go.mod and go.sum are not in
-// the tree: the go command keeps them (see syncGoMod).
+// relative to the output directory, and the nested modules it shares: the
+// directories (slash-separated, relative to the root, in path order) that
+// hold a go.mod of their own. They are not mirrored, and imports of their
+// packages are kept as they are.
 func Plan(root string, cfg Config) (map[string]File, []string, error) {
 	if cfg.Module == "" || cfg.Out == "" {
 		return nil, nil, fmt.Errorf("plan: Module and Out are required")
@@ -68,9 +72,13 @@ func Plan(root string, cfg Config) (map[string]File, []string, error) {
 	for _, d := range cfg.Exclude {
 		skip[path.Clean(d)] = true
 	}
+	modules, err := nestedModules(root, skip)
+	if err != nil {
+		return nil, nil, fmt.Errorf("plan: %w", err)
+	}
+	cfg.Shared = modules
 	files := make(map[string]File)
-	var modules []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -85,18 +93,12 @@ func Plan(root string, cfg Config) (map[string]File, []string, error) {
 		name := d.Name()
 		hidden := strings.HasPrefix(name, ".") && !inTestdata(rel)
 		if d.IsDir() {
-			if hidden || skip[rel] {
+			if hidden || skip[rel] || slices.Contains(modules, rel) {
 				return filepath.SkipDir
-			}
-			if _, err := os.Lstat(filepath.Join(p, "go.mod")); err == nil && !inTestdata(rel) {
-				modules = append(modules, rel) // a nested module (test data is copied whole)
 			}
 			return nil
 		}
 		if hidden || (!strings.Contains(rel, "/") && !topLevel(name)) {
-			return nil
-		}
-		if (name == "go.mod" || name == "go.sum") && slices.Contains(modules, path.Dir(rel)) {
 			return nil
 		}
 		f, ok, err := planFile(p, rel, d, cfg)
@@ -113,6 +115,30 @@ func Plan(root string, cfg Config) (map[string]File, []string, error) {
 	}
 	files["README.md"] = File{Data: readme(cfg, modules), Mode: 0o644}
 	return files, modules, nil
+}
+
+// nestedModules lists the directories below root, outside test data and
+// skip, that hold a go.mod of their own, in path order.
+func nestedModules(root string, skip map[string]bool) ([]string, error) {
+	var modules []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil || rel == "." {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(d.Name(), ".") || skip[rel] || d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if _, err := os.Lstat(filepath.Join(p, "go.mod")); err == nil {
+			modules = append(modules, rel)
+		}
+		return nil
+	})
+	return modules, err
 }
 
 // topLevel reports whether a file at the root's top level is mirrored: Go
@@ -163,7 +189,7 @@ func planFile(p, rel string, d fs.DirEntry, cfg Config) (File, bool, error) {
 			return File{}, false, err
 		}
 	}
-	out, err := Transform(rel, data, cfg.Module, maj == 2)
+	out, err := Transform(rel, data, cfg.Module, cfg.Shared, maj == 2)
 	if err != nil {
 		return File{}, false, err
 	}
@@ -188,10 +214,11 @@ func Major(name string) int {
 
 // Transform rewrites one Go file for v2: import paths of the root module
 // and of ADK move under /v2, the root module's path moves in comments and
-// other strings too, the generated-code header names the root file, and the
-// result is gofmt-formatted. An ADK v2 file (adk2) loses its
+// other strings too (a path into a shared nested module, whose directory
+// shared names, stays), the generated-code header names the root file, and
+// the result is gofmt-formatted. An ADK v2 file (adk2) loses its
 // "//go:build ignore" constraint, which it must have.
-func Transform(rel string, src []byte, module string, adk2 bool) ([]byte, error) {
+func Transform(rel string, src []byte, module string, shared []string, adk2 bool) ([]byte, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, rel, src, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
@@ -202,12 +229,12 @@ func Transform(rel string, src []byte, module string, adk2 bool) ([]byte, error)
 	imports := make(map[*ast.BasicLit]bool)
 	for _, imp := range f.Imports {
 		imports[imp.Path] = true
-		lit := rewritePath(rewritePath(imp.Path.Value, module), adkPath)
+		lit := rewritePath(rewritePath(imp.Path.Value, module, shared...), adkPath)
 		edits = append(edits, edit{off(imp.Path.Pos()), off(imp.Path.End()), lit})
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && !imports[lit] {
-			edits = append(edits, edit{off(lit.Pos()), off(lit.End()), rewritePath(lit.Value, module)})
+			edits = append(edits, edit{off(lit.Pos()), off(lit.End()), rewritePath(lit.Value, module, shared...)})
 		}
 		return true
 	})
@@ -222,7 +249,7 @@ func Transform(rel string, src []byte, module string, adk2 bool) ([]byte, error)
 				edits = append(edits, edit{off(c.Pos()), off(c.End()), ""})
 				continue
 			}
-			edits = append(edits, edit{off(c.Pos()), off(c.End()), rewritePath(c.Text, module)})
+			edits = append(edits, edit{off(c.Pos()), off(c.End()), rewritePath(c.Text, module, shared...)})
 		}
 	}
 	if adk2 && !constraint {
@@ -235,7 +262,7 @@ func Transform(rel string, src []byte, module string, adk2 bool) ([]byte, error)
 	if err != nil {
 		return nil, fmt.Errorf("format: %w", err)
 	}
-	if err := checkImports(rel, out, module); err != nil {
+	if err := checkImports(rel, out, module, shared); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -269,9 +296,10 @@ func checkShared(rel string, src []byte) error {
 	return found
 }
 
-// checkImports fails when a generated file still imports the root module or
-// ADK v1: the two majors cannot share a build.
-func checkImports(rel string, src []byte, module string) error {
+// checkImports fails when a generated file still imports the root module
+// (but a shared nested module) or ADK v1: the two majors cannot share a
+// build.
+func checkImports(rel string, src []byte, module string, shared []string) error {
 	f, err := parser.ParseFile(token.NewFileSet(), rel, src, parser.ImportsOnly)
 	if err != nil {
 		return err
@@ -282,7 +310,7 @@ func checkImports(rel string, src []byte, module string) error {
 			return err
 		}
 		for _, old := range []string{module, adkPath} {
-			if rewritePath(p, old) != p {
+			if rewritePath(p, old, shared...) != p {
 				return fmt.Errorf("generated file still imports %s", p)
 			}
 		}
@@ -311,9 +339,10 @@ func apply(src []byte, edits []edit) []byte {
 }
 
 // rewritePath moves every mention of the module path old (old itself, or
-// old/sub/pkg) in s under old/v2; a mention already under old/v2, or of a
-// longer path (old-python, oldx/...), is left alone.
-func rewritePath(s, old string) string {
+// old/sub/pkg) in s under old/v2; a mention already under old/v2, of a
+// longer path (old-python, oldx/...), or of old/D/... for a directory D in
+// shared (a nested module both majors use) is left alone.
+func rewritePath(s, old string, shared ...string) string {
 	var b strings.Builder
 	for {
 		i := strings.Index(s, old)
@@ -326,6 +355,11 @@ func rewritePath(s, old string) string {
 		rest := s[j:]
 		whole := (i == 0 || !isPathByte(s[i-1]) && s[i-1] != '/') && endsElement(rest)
 		done := strings.HasPrefix(rest, majorSuffix) && endsElement(rest[len(majorSuffix):])
+		for _, d := range shared {
+			if sub := "/" + d; strings.HasPrefix(rest, sub) && endsElement(rest[len(sub):]) {
+				done = true
+			}
+		}
 		if whole && !done {
 			b.WriteString(majorSuffix)
 		}
@@ -359,9 +393,11 @@ func readme(cfg Config, modules []string) []byte {
 		"    go get %[1]s%[2]s\n\n",
 		cfg.Module, majorSuffix, adkPath, cfg.ADKVersion)
 	if len(modules) > 0 {
-		b = append(b, "The root's nested modules have their twins here too, each a module of its own:\n\n"...)
+		b = append(b, "The modules that touch no ADK are shared by both majors, at the same import paths:\n\n"...)
 		for _, m := range modules {
-			b = fmt.Appendf(b, "- `%s%s/%s` (in `%s/`), for `%s/%s`\n", cfg.Module, majorSuffix, m, m, cfg.Module, m)
+			if !slices.Contains(strings.Split(m, "/"), "internal") {
+				b = fmt.Appendf(b, "- `%s/%s` (in `../%s/`)\n", cfg.Module, m, m)
+			}
 		}
 		b = append(b, '\n')
 	}

@@ -37,6 +37,18 @@ func TestRewritePath(t *testing.T) {
 	for _, c := range cases {
 		assert.Equal(t, c.want, rewritePath(c.in, c.old), c.in)
 	}
+	// Paths into a shared nested module stay; a longer name does not.
+	shared := []struct{ in, want string }{
+		{`"github.com/adkskills/adkskills/codeexec"`, `"github.com/adkskills/adkskills/codeexec"`},
+		{`"github.com/adkskills/adkskills/codeexec/local"`, `"github.com/adkskills/adkskills/codeexec/local"`},
+		{"// see github.com/adkskills/adkskills/codeexec.", "// see github.com/adkskills/adkskills/codeexec."},
+		{`"github.com/adkskills/adkskills/codeexecx"`, `"github.com/adkskills/adkskills/v2/codeexecx"`},
+		{`"github.com/adkskills/adkskills/tools/runscript"`, `"github.com/adkskills/adkskills/v2/tools/runscript"`},
+		{`"github.com/adkskills/adkskills/internal/truncate"`, `"github.com/adkskills/adkskills/internal/truncate"`},
+	}
+	for _, c := range shared {
+		assert.Equal(t, c.want, rewritePath(c.in, module, "codeexec", "internal/truncate"), c.in)
+	}
 }
 
 func TestMajor(t *testing.T) {
@@ -75,12 +87,13 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/internal/adkglue"
+	"github.com/adkskills/adkskills/tools/runscript"
 	"github.com/adkskills/adkskills/codeexec"
 )
 
-var _ = fmt.Sprint("github.com/adkskills/adkskills/codeexec", agent.Artifacts(nil), genai.Part{}, adkglue.X, codeexec.Y)
+var _ = fmt.Sprint("github.com/adkskills/adkskills/tools/runscript", agent.Artifacts(nil), genai.Part{}, adkglue.X, runscript.Y, codeexec.Z)
 `
-	out, err := Transform("x/x.go", []byte(src), module, false)
+	out, err := Transform("x/x.go", []byte(src), module, []string{"codeexec"}, false)
 	require.NoError(t, err)
 	got := string(out)
 	first, _, _ := strings.Cut(got, "\n")
@@ -89,11 +102,12 @@ var _ = fmt.Sprint("github.com/adkskills/adkskills/codeexec", agent.Artifacts(ni
 	assert.Contains(t, got, "\n\n// Package x", "a blank line keeps the header out of the package doc")
 	assert.Contains(t, got, `"google.golang.org/adk/v2/agent"`)
 	assert.Contains(t, got, `"google.golang.org/genai"`)
-	assert.Contains(t, got, "\t\"github.com/adkskills/adkskills/v2/codeexec\"\n\t\"github.com/adkskills/adkskills/v2/internal/adkglue\"\n", "imports are rewritten and sorted")
+	assert.Contains(t, got, "\t\"github.com/adkskills/adkskills/codeexec\"\n\t\"github.com/adkskills/adkskills/v2/internal/adkglue\"\n\t\"github.com/adkskills/adkskills/v2/tools/runscript\"\n",
+		"imports are rewritten (but the shared module's) and sorted")
 	assert.Contains(t, got, "go get github.com/adkskills/adkskills/v2,", "the module path moves in comments")
 	assert.Contains(t, got, "see google.golang.org/adk/agent.", "ADK paths in comments stay: they cite v1")
-	assert.Contains(t, got, `fmt.Sprint("github.com/adkskills/adkskills/v2/codeexec"`, "and in strings")
-	again, err := Transform("x/x.go", out, module, false)
+	assert.Contains(t, got, `fmt.Sprint("github.com/adkskills/adkskills/v2/tools/runscript"`, "and in strings")
+	again, err := Transform("x/x.go", out, module, []string{"codeexec"}, false)
 	require.NoError(t, err)
 	assert.Equal(t, 2, strings.Count(string(again), "DO NOT EDIT"), "a second pass changes nothing but adds its header")
 }
@@ -113,7 +127,7 @@ func TestTransformADK2(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := Transform("x/c_adk2.go", []byte(c.src), module, true)
+			out, err := Transform("x/c_adk2.go", []byte(c.src), module, nil, true)
 			if c.err != nil {
 				require.ErrorIs(t, err, c.err)
 				return
@@ -124,12 +138,12 @@ func TestTransformADK2(t *testing.T) {
 			assert.Regexp(t, header, strings.SplitN(string(out), "\n", 2)[0])
 		})
 	}
-	_, err := Transform("x/c.go", []byte("//go:build ignore\n\n"+body), module, false)
+	_, err := Transform("x/c.go", []byte("//go:build ignore\n\n"+body), module, nil, false)
 	require.NoError(t, err, "a shared file may carry any constraint")
 }
 
 func TestTransformRefusesBrokenGo(t *testing.T) {
-	_, err := Transform("x/x.go", []byte("package x\nfunc {"), module, false)
+	_, err := Transform("x/x.go", []byte("package x\nfunc {"), module, nil, false)
 	require.Error(t, err)
 }
 
@@ -193,6 +207,7 @@ func TestPlanAndSync(t *testing.T) {
 		".gitignore":                         "*.test",
 		".ci/run*":                           "#!/bin/sh",
 		"a/a.go":                             goFile,
+		"a/uses.go":                          "package a\n\nimport _ \"github.com/adkskills/adkskills/nested/inner\"\n",
 		"a/a_test.go":                        "package a\n",
 		"a/ctx_adk1.go":                      "package a\n",
 		"a/ctx_adk2.go":                      "//go:build ignore\n\npackage a\n",
@@ -206,10 +221,7 @@ func TestPlanAndSync(t *testing.T) {
 		"cmd/tool/main.go":                   "package main\n",
 		"internal/gen/main.go":               "package main\n",
 		"nested/go.mod":                      "module " + module + "/nested\n",
-		"nested/go.sum":                      "root sums",
-		"nested/README.md":                   "nested readme",
 		"nested/n.go":                        goFile,
-		"nested/n_adk1.go":                   "package a\n",
 		"nested/inner/go.mod":                "module " + module + "/nested/inner\n",
 		"nested/inner/i.go":                  "package i\n",
 		"excluded/go.mod":                    "module " + module + "/excluded\n",
@@ -226,12 +238,8 @@ func TestPlanAndSync(t *testing.T) {
 		"v2/a/testdata/skill/.env":           "hidden but test input",
 		"v2/a/testdata/skill/not_go_adk1.go": "test input, not code: package",
 		"v2/nested/go.mod":                   "module " + module + "/v2/nested\n",
-		"v2/nested/go.sum":                   "v2 sums",
-		"v2/nested/stale.go":                 "package a\n",
-		"v2/nested/README.md":                "nested readme",
-		"v2/gone/go.mod":                     "module " + module + "/v2/gone\n",
-		"v2/gone/go.sum":                     "sums of a module the root no longer has",
-		"v2/gone/g.go":                       "package g\n",
+		"v2/nested/go.sum":                   "v2 sums of the mirror an older generator made",
+		"v2/nested/n.go":                     "package a\n",
 	})
 	cfg := Config{Module: module, ADKVersion: "v2.2.0", Out: "v2", Exclude: []string{"cmd", "internal/gen", "excluded"}}
 	files, modules, err := Plan(root, cfg)
@@ -240,56 +248,53 @@ func TestPlanAndSync(t *testing.T) {
 		"LICENSE", "README.md", "a/a.go", "a/a_test.go", "a/ctx_adk2.go",
 		"a/testdata/.dir/x", "a/testdata/mod/go.mod",
 		"a/testdata/skill/.env", "a/testdata/skill/SKILL.md", "a/testdata/skill/not_go_adk1.go", "a/testdata/skill/run.sh",
-		"nested/README.md", "nested/inner/i.go", "nested/n.go",
-	}, slices.Sorted(maps.Keys(files)), "a nested module's go.mod and go.sum are the go command's")
+		"a/uses.go",
+	}, slices.Sorted(maps.Keys(files)), "nested modules are shared, not mirrored")
 	assert.Equal(t, []string{"nested", "nested/inner"}, modules, "nested modules, in path order; test data's and excluded ones are not")
 	assert.Contains(t, string(files["a/a.go"].Data), `"github.com/adkskills/adkskills/v2/b"`)
-	assert.Contains(t, string(files["nested/n.go"].Data), `"github.com/adkskills/adkskills/v2/b"`, "a nested module's code is rewritten as the root's")
-	assert.Regexp(t, header, strings.SplitN(string(files["nested/n.go"].Data), "\n", 2)[0])
+	assert.Contains(t, string(files["a/uses.go"].Data), `"github.com/adkskills/adkskills/nested/inner"`, "an import of a shared module is kept")
 	assert.Equal(t, "test input, not code: package", string(files["a/testdata/skill/not_go_adk1.go"].Data), "test data is copied byte for byte")
 	readme := string(files["README.md"].Data)
 	assert.Contains(t, readme, "`github.com/adkskills/adkskills/v2` is adkskills for agents built on ADK Go v2 (`google.golang.org/adk/v2` v2.2.0)")
-	assert.Contains(t, readme, "- `github.com/adkskills/adkskills/v2/nested/inner` (in `nested/inner/`), for `github.com/adkskills/adkskills/nested/inner`\n")
+	assert.Contains(t, readme, "- `github.com/adkskills/adkskills/nested/inner` (in `../nested/inner/`)\n")
 
 	out := filepath.Join(root, "v2")
-	st, err := Sync(out, files, keptByGo(modules))
+	st, err := Sync(out, files, keptByGo)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"LICENSE", "README.md", "a/a.go", "a/a_test.go", "a/ctx_adk2.go",
 		"a/testdata/.dir/x", "a/testdata/mod/go.mod",
 		"a/testdata/skill/.env", "a/testdata/skill/SKILL.md", "a/testdata/skill/not_go_adk1.go", "a/testdata/skill/run.sh*",
-		"go.mod", "go.sum",
-		"nested/README.md", "nested/go.mod", "nested/go.sum", "nested/inner/i.go", "nested/n.go",
+		"a/uses.go", "go.mod", "go.sum",
 	}, listing(t, out))
-	assert.Equal(t, "v2 sums", read(t, filepath.Join(out, "nested", "go.sum")), "a nested module's go.sum is left to the go command")
-	assert.Equal(t, Stats{Written: 10, Removed: 8}, st, "unchanged files are not rewritten")
-	for _, d := range []string{"stale", "deep", "gone"} {
+	assert.Equal(t, "sums", read(t, filepath.Join(out, "go.sum")), "v2's go.sum is left to the go command")
+	assert.Equal(t, Stats{Written: 9, Removed: 7}, st, "unchanged files are not rewritten")
+	for _, d := range []string{"stale", "deep", "nested"} {
 		_, err := os.Stat(filepath.Join(out, d))
-		assert.True(t, errors.Is(err, fs.ErrNotExist), "empty directory %s is removed", d)
+		assert.True(t, errors.Is(err, fs.ErrNotExist), "directory %s is removed", d)
 	}
 
 	// A second run changes nothing.
-	st, err = Sync(out, files, keptByGo(modules))
+	st, err = Sync(out, files, keptByGo)
 	require.NoError(t, err)
 	assert.Equal(t, Stats{}, st)
 
-	// Rename and delete in the root: v2 follows, nested modules included.
+	// Rename and delete in the root: v2 follows.
 	require.NoError(t, os.Rename(filepath.Join(root, "a"), filepath.Join(root, "b")))
 	require.NoError(t, os.Remove(filepath.Join(root, "b", "ctx_adk2.go")))
-	require.NoError(t, os.Rename(filepath.Join(root, "nested", "n.go"), filepath.Join(root, "nested", "m.go")))
 	require.NoError(t, os.RemoveAll(filepath.Join(root, "nested", "inner")))
+	require.NoError(t, os.Remove(filepath.Join(root, "b", "uses.go")))
 	files, modules, err = Plan(root, cfg)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"nested"}, modules)
-	_, err = Sync(out, files, keptByGo(modules))
+	_, err = Sync(out, files, keptByGo)
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"LICENSE", "README.md", "b/a.go", "b/a_test.go",
 		"b/testdata/.dir/x", "b/testdata/mod/go.mod",
 		"b/testdata/skill/.env", "b/testdata/skill/SKILL.md", "b/testdata/skill/not_go_adk1.go", "b/testdata/skill/run.sh*",
 		"go.mod", "go.sum",
-		"nested/README.md", "nested/go.mod", "nested/go.sum", "nested/m.go",
-	}, listing(t, out), "a module the root no longer has loses its go.mod too")
+	}, listing(t, out))
 }
 
 func read(t *testing.T, p string) string {
@@ -326,12 +331,12 @@ func TestSyncSymlinks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "target.txt", files["a/testdata/link"].Link)
 	out := filepath.Join(root, "v2")
-	_, err = Sync(out, files, keptByGo(nil))
+	_, err = Sync(out, files, keptByGo)
 	require.NoError(t, err)
 	target, err := os.Readlink(filepath.Join(out, "a", "testdata", "link"))
 	require.NoError(t, err)
 	assert.Equal(t, "target.txt", target)
-	st, err := Sync(out, files, keptByGo(nil))
+	st, err := Sync(out, files, keptByGo)
 	require.NoError(t, err)
 	assert.Equal(t, Stats{}, st)
 }

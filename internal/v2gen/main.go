@@ -23,7 +23,7 @@
 //     google.golang.org/adk/v2.
 //
 // Every other file is mirrored byte for byte (test data above all, so the v2
-// module is self-contained), except: v2/ itself and the directories named by
+// module is self-contained), except: v2/ itself, the nested modules and the directories named by
 // -exclude, hidden files and directories outside testdata, and the root's
 // top-level files other than Go files and licenses (go.mod, go.sum,
 // README.md belong to the root). Files in v2/ that the root no longer
@@ -32,37 +32,28 @@
 // adkglue.Artifacts).
 //
 // A directory below the root that holds a go.mod of its own (outside
-// testdata), such as codeexec/agentsandbox, is a nested module: it is
-// mirrored by the same rules into the same place under v2/
-// (v2/codeexec/agentsandbox), where it is a module of its own again,
-// github.com/adkskills/adkskills/v2/codeexec/agentsandbox. Its relative
-// paths stay true there: a replace of the root module by "../.." names v2/,
-// and a test that reads ../../deploy reads v2/deploy, the mirror of deploy/.
+// testdata), such as codeexec, is a nested module: it touches no ADK, both
+// majors use it at the same import paths, and it is not mirrored; imports
+// of its packages (and mentions of its path) are kept as they are.
 //
-// Every go.mod and go.sum in v2/ is kept by the go command: v2gen sets the
-// module path (moved under /v2) and the direct requirements of the root's
-// go.mod in the same directory (google.golang.org/adk replaced by
-// google.golang.org/adk/v2 at -adk; the root module, which a nested module
-// must replace by its directory, by github.com/adkskills/adkskills/v2
-// v2.0.0), and that go.mod's replace and tool directives with module paths
-// moved the same way, then runs go mod tidy there: v2/ first, then each
-// nested module after those it replaces by directory.
+// v2's go.mod and go.sum are kept by the go command: v2gen sets the module
+// path (moved under /v2), the direct requirements of the root's go.mod
+// (google.golang.org/adk replaced by google.golang.org/adk/v2 at -adk) and
+// its replace and tool directives (a replacement by a directory taken
+// relative to v2/), then runs go mod tidy there.
 // v2/README.md is written by v2gen.
 //
 // Run it from the root with go generate ./...; CI fails when v2/ differs from
 // what it writes.
 package main
 
-//go:generate go run . -root ../.. -adk v2.2.0 -exclude cmd,internal/v2gen
+//go:generate go run . -root ../.. -adk v2.2.0 -exclude cmd,deploy,internal/v2gen
 
 import (
 	"flag"
 	"fmt"
-	"maps"
 	"os"
-	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 )
@@ -110,61 +101,18 @@ func run(root, adkVersion, exclude string, tidy bool) error {
 	if err != nil {
 		return err
 	}
+	cfg.Shared = modules
 	out := filepath.Join(root, filepath.FromSlash(cfg.Out))
-	st, err := Sync(out, files, keptByGo(modules))
+	st, err := Sync(out, files, keptByGo)
 	if err != nil {
 		return err
 	}
 	if tidy {
-		nested := make(map[string]*goMod)
-		for _, m := range modules {
-			if nested[m], err = readModule(filepath.Join(root, filepath.FromSlash(m))); err != nil {
-				return err
-			}
-			if err := ensureGoMod(nested[m], filepath.Join(out, filepath.FromSlash(m)), cfg); err != nil {
-				return err
-			}
-		}
 		if err := syncGoMod(mod, out, cfg); err != nil {
 			return err
 		}
-		for _, m := range tidyOrder(nested) {
-			if err := syncGoMod(nested[m], filepath.Join(out, filepath.FromSlash(m)), cfg); err != nil {
-				return err
-			}
-		}
 	}
-	fmt.Printf("v2gen: %d files in %s (%d written, %d removed), %d nested module(s), in %v\n",
+	fmt.Printf("v2gen: %d files in %s (%d written, %d removed), %d shared module(s), in %v\n",
 		len(files), cfg.Out, st.Written, st.Removed, len(modules), time.Since(start).Round(time.Millisecond))
 	return nil
-}
-
-// tidyOrder is the order in which the nested modules (by directory) are
-// tidied: go mod tidy in one reads the go.mod of each module it replaces by
-// a directory, so a nested module it replaces comes first (and v2/go.mod
-// before them all); otherwise path order. A cycle is broken where path
-// order meets it.
-func tidyOrder(mods map[string]*goMod) []string {
-	var order []string
-	seen := make(map[string]bool)
-	var visit func(m string)
-	visit = func(m string) {
-		if seen[m] {
-			return
-		}
-		seen[m] = true
-		for _, r := range mods[m].Replace {
-			if r.New.Version != "" {
-				continue // a module, not a directory
-			}
-			if dep := path.Join(m, filepath.ToSlash(r.New.Path)); mods[dep] != nil {
-				visit(dep)
-			}
-		}
-		order = append(order, m)
-	}
-	for _, m := range slices.Sorted(maps.Keys(mods)) {
-		visit(m)
-	}
-	return order
 }

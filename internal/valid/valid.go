@@ -36,6 +36,21 @@ func Path(p string) (string, error) {
 	return path.Clean(p), nil
 }
 
+// FilePath reports why p cannot name a file inside a skill folder: it must
+// pass Path, be clean already, and not be the folder itself.
+func FilePath(p string) error {
+	c, err := Path(p)
+	switch {
+	case err != nil:
+		return err
+	case c == ".":
+		return fmt.Errorf("path %q names the skill folder, not a file", p)
+	case c != p:
+		return fmt.Errorf("path %q is not clean (want %q)", p, c)
+	}
+	return nil
+}
+
 // Env reports an environment variable that cannot be passed to a process:
 // an empty name, a name with '=' or NUL, a value with NUL.
 func Env(name, value string) error {

@@ -26,7 +26,7 @@ import (
 	"google.golang.org/adk/tool/toolconfirmation"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/internal/scripted"
 	"github.com/adkskills/adkskills/plugin/confirmplugin"
 	"github.com/adkskills/adkskills/skilltoolset"
@@ -55,7 +55,7 @@ func report(req *model.LLMRequest) (*genai.Content, error) {
 // newAgent is an agent with inline scripts and the scripted model.
 func newAgent() (agent.Agent, error) {
 	ts, err := skilltoolset.New(context.Background(), skilltoolset.NewFSSource(fstest.MapFS{}),
-		skilltoolset.WithCodeExecutor(codeexec.NewLocal()), skilltoolset.WithInlineScripts(true))
+		skilltoolset.WithCodeExecutor(local.New()), skilltoolset.WithInlineScripts(true))
 	if err != nil {
 		return nil, err
 	}

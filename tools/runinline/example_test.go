@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/tools/runinline"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
@@ -12,7 +12,7 @@ import (
 // Inline scripts without any skill folder: every call waits for a human's
 // approval through ADK's tool confirmation before it runs.
 func ExampleNew() {
-	inline, err := runinline.New(runscript.Config{Executor: codeexec.NewSandbox()})
+	inline, err := runinline.New(runscript.Config{Executor: sandbox.New()})
 	if err != nil {
 		log.Fatal(err)
 	}

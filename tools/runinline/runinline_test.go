@@ -13,6 +13,7 @@ import (
 	"google.golang.org/adk/tool/toolconfirmation"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/adktest"
 	"github.com/adkskills/adkskills/skilltoolset"
@@ -37,7 +38,7 @@ func (c *counting) Execute(ctx context.Context, req *codeexec.Request) (*codeexe
 
 func newTool(t *testing.T) (runner, *counting) {
 	t.Helper()
-	exec := &counting{Executor: codeexec.NewLocal()}
+	exec := &counting{Executor: local.New()}
 	tl, err := runinline.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS("../../testdata/skills")), Executor: exec})
 	require.NoError(t, err)
 	return tl.(runner), exec

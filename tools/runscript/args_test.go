@@ -15,6 +15,7 @@ import (
 	"google.golang.org/adk/tool/skilltoolset/skill"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/internal/adktest"
 	"github.com/adkskills/adkskills/internal/skillfs"
 )
@@ -252,7 +253,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		"negative files":     {Limits: codeexec.Limits{Output: codeexec.FileLimits{MaxFiles: -1}}},
 		"negative file size": {Limits: codeexec.Limits{Output: codeexec.FileLimits{MaxFileBytes: -1}}},
 		"negative total":     {Limits: codeexec.Limits{Output: codeexec.FileLimits{MaxTotalBytes: -1}}},
-		"invalid executor":   {Executor: codeexec.NewLocal(codeexec.WithEnv(map[string]string{"A=B": "x"}))},
+		"invalid executor":   {Executor: local.New(local.WithEnv(map[string]string{"A=B": "x"}))},
 	}
 	for name, cfg := range bad {
 		_, err := newRunner(cfg)
@@ -267,7 +268,7 @@ func TestNewValidatesConfig(t *testing.T) {
 func TestTableIsTheExecutors(t *testing.T) {
 	perl := codeexec.Interpreters{{Language: "perl", Extensions: []string{".pl"}, Command: []string{"perl"}}}
 	assert.Equal(t, codeexec.DefaultInterpreters(), (&runner{}).table(), "no executor: the default table")
-	r := &runner{Config: Config{Executor: codeexec.NewLocal(codeexec.WithInterpreters(perl))}}
+	r := &runner{Config: Config{Executor: local.New(local.WithInterpreters(perl))}}
 	assert.Equal(t, perl, r.table())
 }
 

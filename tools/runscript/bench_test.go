@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/internal/adktest"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
@@ -41,7 +42,7 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	exec := codeexec.NewLocal()
+	exec := local.New()
 	src := skilltoolset.NewFSSource(os.DirFS(dir))
 	tl, err := runscript.New(runscript.Config{Source: src, Executor: exec})
 	if err != nil {
@@ -109,7 +110,7 @@ func BenchmarkInputFiles(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(dir)), Executor: codeexec.NewLocal()})
+	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(dir)), Executor: local.New()})
 	if err != nil {
 		b.Fatal(err)
 	}

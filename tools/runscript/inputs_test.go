@@ -21,6 +21,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/adktest"
 	"github.com/adkskills/adkskills/skilltoolset"
@@ -101,7 +102,7 @@ func (c *countingExec) Execute(ctx context.Context, req *codeexec.Request) (*cod
 
 func newInputsFixture(t testing.TB, limits codeexec.FileLimits) *inputsFixture {
 	t.Helper()
-	f := &inputsFixture{t: t, store: &countingStore{Service: artifact.InMemoryService()}, exec: &countingExec{Executor: codeexec.NewLocal()}}
+	f := &inputsFixture{t: t, store: &countingStore{Service: artifact.InMemoryService()}, exec: &countingExec{Executor: local.New()}}
 	f.session = adktest.NewSession(t, f.store)
 	cfg := runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(inputsSkills(t))), Executor: f.exec, InputLimits: limits}
 	tl, err := runscript.New(cfg)
@@ -289,7 +290,7 @@ func TestGlobOverTenThousandArtifacts(t *testing.T) {
 // TestInputFilesWithoutArtifactService: with no store there is nothing to
 // pass in, and the model is told why.
 func TestInputFilesWithoutArtifactService(t *testing.T) {
-	exec := &countingExec{Executor: codeexec.NewLocal()}
+	exec := &countingExec{Executor: local.New()}
 	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(inputsSkills(t))), Executor: exec})
 	require.NoError(t, err)
 	tc, _ := adktest.ToolContext(t, nil, "inv")

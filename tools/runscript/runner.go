@@ -41,7 +41,7 @@ func newRunner(cfg Config) (*runner, error) {
 
 // table returns the interpreter table in use: the executor's.
 func (r *runner) table() codeexec.Interpreters {
-	return codeexec.TableOf(r.Executor)
+	return codeexec.InterpretersOf(r.Executor)
 }
 
 func (r *runner) logger() *slog.Logger {

@@ -35,7 +35,7 @@ type Config struct {
 	// refused).
 	Source skill.Source
 	// Executor runs the scripts and owns the interpreter table
-	// (codeexec.TableOf): it decides which scripts run and which inline
+	// (codeexec.InterpretersOf): it decides which scripts run and which inline
 	// languages exist. Nil: every call answers NO_CODE_EXECUTOR. An
 	// executor with a configuration error (codeexec.ConfigError) is
 	// refused by New.

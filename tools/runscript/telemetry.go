@@ -93,7 +93,7 @@ func startSpan(ctx context.Context, c Call, e codeexec.Executor) (context.Contex
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 }
 
-// executorName is the executor's type without its pointer: "codeexec.Local".
+// executorName is the executor's type without its pointer: "local.Executor".
 func executorName(e codeexec.Executor) string {
 	return strings.TrimPrefix(fmt.Sprintf("%T", e), "*")
 }

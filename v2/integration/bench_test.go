@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/v2/internal/scripted"
 )
 

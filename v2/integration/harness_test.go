@@ -20,7 +20,7 @@ import (
 	"google.golang.org/adk/v2/tool"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/v2/internal/scripted"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
 )
@@ -87,7 +87,7 @@ func newHarness(t testing.TB, cfg harnessConfig) *harness {
 	ctx := context.Background()
 	opts := cfg.opts
 	if !cfg.noExecutor {
-		opts = append([]skilltoolset.Option{skilltoolset.WithCodeExecutor(codeexec.NewLocal())}, opts...)
+		opts = append([]skilltoolset.Option{skilltoolset.WithCodeExecutor(local.New())}, opts...)
 	}
 	dir := cfg.skills
 	if dir == "" {

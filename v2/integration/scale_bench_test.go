@@ -20,7 +20,9 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
+	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/v2/internal/scripted"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
@@ -88,13 +90,13 @@ func scaleExecutor(b *testing.B, kind string) codeexec.Executor {
 	}
 	table := codeexec.Interpreters{{Language: "python", Extensions: []string{".py"}, Command: []string{systemPython()}}}
 	if kind == "Sandbox" {
-		s := codeexec.NewSandbox(codeexec.WithInterpreters(table), codeexec.WithWorkspaceDir(ws))
+		s := sandbox.New(sandbox.WithInterpreters(table), sandbox.WithWorkspaceDir(ws))
 		if err := s.Probe(context.Background()); err != nil {
 			b.Skipf("no sandbox here: %v", err)
 		}
 		return s
 	}
-	return codeexec.NewLocal(codeexec.WithInterpreters(table), codeexec.WithWorkspaceDir(ws))
+	return local.New(local.WithInterpreters(table), local.WithWorkspaceDir(ws))
 }
 
 // caller makes run_skill_script calls through one toolset, agent and ADK

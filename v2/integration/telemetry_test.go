@@ -27,7 +27,7 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/v2/internal/scripted"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
@@ -91,7 +91,7 @@ func TestScriptRunsAreSpans(t *testing.T) {
 		spanName: "run_script report-writer scripts/report.py",
 		want: map[attribute.Key]any{
 			runscript.AttrTool: "run_skill_script", runscript.AttrSkill: "report-writer", runscript.AttrScript: "scripts/report.py",
-			runscript.AttrInline: false, runscript.AttrExecutor: "codeexec.Local",
+			runscript.AttrInline: false, runscript.AttrExecutor: "local.Executor",
 			runscript.AttrStatus: "success", runscript.AttrExitCode: int64(0), runscript.AttrTimedOut: false,
 			runscript.AttrStdoutCut: false, runscript.AttrStderrCut: false,
 			runscript.AttrFilesSaved: int64(3), runscript.AttrFilesNotSaved: int64(0), runscript.AttrFilesOmitted: int64(0), runscript.AttrFilesInput: int64(0),

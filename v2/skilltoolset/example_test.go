@@ -15,7 +15,8 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/adk/v2/tool"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
+	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
 )
 
@@ -26,7 +27,7 @@ func Example() {
 	ctx := context.Background()
 	skills, err := skilltoolset.New(ctx,
 		skilltoolset.NewFSSource(os.DirFS("../testdata/skills")),
-		skilltoolset.WithCodeExecutor(codeexec.NewSandbox()), // codeexec.NewLocal() for code you trust
+		skilltoolset.WithCodeExecutor(sandbox.New()), // local.New() for code you trust
 		skilltoolset.WithMaxOutputChars(20_000),
 		skilltoolset.WithScriptTimeout(time.Minute),
 	)
@@ -67,7 +68,7 @@ func Example() {
 func ExampleWithInlineScripts() {
 	ts, err := skilltoolset.New(context.Background(),
 		skilltoolset.NewFSSource(os.DirFS("../testdata/skills")),
-		skilltoolset.WithCodeExecutor(codeexec.NewLocal()),
+		skilltoolset.WithCodeExecutor(local.New()),
 		skilltoolset.WithInlineScripts(true),
 	)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
 )
 
@@ -27,12 +27,12 @@ type config struct {
 
 // WithCodeExecutor sets the executor that runs scripts. Without one, the
 // script tools are not declared and the instruction says scripts cannot run.
-// codeexec.NewSandbox isolates scripts; codeexec.NewLocal runs them as plain
-// host processes. The executor owns everything about how a script runs:
-// its interpreter table (codeexec.WithInterpreters) decides which scripts
-// run and which inline languages are offered, and its environment options
-// (codeexec.WithEnv, codeexec.WithPassEnv) what scripts see. New refuses an
-// executor built with an invalid option (codeexec.ConfigError).
+// sandbox.New (codeexec/sandbox) isolates scripts; local.New
+// (codeexec/local) runs them as plain host processes. The executor owns
+// everything about how a script runs: its interpreter table decides which
+// scripts run and which inline languages are offered, and its environment
+// options what scripts see. New refuses an executor built with an invalid
+// option (codeexec.ConfigError).
 func WithCodeExecutor(e codeexec.Executor) Option {
 	return func(c *config) error {
 		if e == nil {

@@ -9,7 +9,7 @@
 // Plug it into an agent:
 //
 //	ts, err := skilltoolset.New(ctx, skilltoolset.NewFSSource(os.DirFS("skills")),
-//		skilltoolset.WithCodeExecutor(codeexec.NewSandbox()))
+//		skilltoolset.WithCodeExecutor(sandbox.New()))
 //	...
 //	a, err := llmagent.New(llmagent.Config{Name: "helper", Model: m, Toolsets: []tool.Toolset{ts}})
 //
@@ -32,7 +32,7 @@ import (
 	"google.golang.org/adk/v2/tool/skilltoolset/skill"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/v2/internal/adkglue"
 	"github.com/adkskills/adkskills/v2/internal/skillfs"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
@@ -112,7 +112,7 @@ func New(ctx context.Context, source skill.Source, opts ...Option) (*SkillToolse
 		source = s.WithLogger(cfg.tool.Logger)
 	}
 	cfg.tool.Source = source
-	ts := &SkillToolset{name: cfg.name, source: source, table: codeexec.TableOf(cfg.tool.Executor), logger: cfg.tool.Logger}
+	ts := &SkillToolset{name: cfg.name, source: source, table: codeexec.InterpretersOf(cfg.tool.Executor), logger: cfg.tool.Logger}
 	if ts.logger == nil {
 		ts.logger = slog.Default()
 	}

@@ -20,7 +20,9 @@ import (
 	"google.golang.org/adk/v2/tool/skilltoolset/skill"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
+	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/v2/internal/adktest"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
 )
@@ -55,10 +57,10 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		"negative staging":      WithStagingLimit(-1),
 		"negative inputs":       WithInputLimits(codeexec.FileLimits{MaxTotalBytes: -1}),
 		"nil logger":            WithLogger(nil),
-		"invalid executor":      WithCodeExecutor(codeexec.NewLocal(codeexec.WithWorkspaceDir("relative"))),
-		"invalid sandbox":       WithCodeExecutor(codeexec.NewSandbox(codeexec.WithTmpSize(-1))),
-		"invalid executor env":  WithCodeExecutor(codeexec.NewLocal(codeexec.WithEnv(map[string]string{"A=B": "x"}))),
-		"invalid executor wait": WithCodeExecutor(codeexec.NewLocal(codeexec.WithWaitDelay(-1))),
+		"invalid executor":      WithCodeExecutor(local.New(local.WithWorkspaceDir("relative"))),
+		"invalid sandbox":       WithCodeExecutor(sandbox.New(sandbox.WithTmpSize(-1))),
+		"invalid executor env":  WithCodeExecutor(local.New(local.WithEnv(map[string]string{"A=B": "x"}))),
+		"invalid executor wait": WithCodeExecutor(local.New(local.WithWaitDelay(-1))),
 	}
 	for name, opt := range cases {
 		_, err := New(context.Background(), NewFSSource(testSkills), opt)
@@ -73,7 +75,7 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 }
 
 func TestToolsFollowConfiguration(t *testing.T) {
-	local := codeexec.NewLocal()
+	exe := local.New()
 	onlyDocs := onlyDocsSkills
 	ruby := codeexec.Interpreters{{Language: "ruby", Extensions: []string{".rb"}, Command: []string{"ruby"}}}
 	rubySkills := fstest.MapFS{"gem/SKILL.md": {Data: []byte("---\nname: gem\ndescription: Ruby.\n---\n")}, "gem/scripts/x.rb": {Data: []byte("puts 1\n")}}
@@ -85,14 +87,14 @@ func TestToolsFollowConfiguration(t *testing.T) {
 		want []string
 	}{
 		{"no executor", testSkills, nil, []string{"list_skills", "load_skill", "load_skill_resource"}},
-		{"executor", testSkills, []Option{WithCodeExecutor(local)}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_script"}},
-		{"no scripts", onlyDocs, []Option{WithCodeExecutor(local)}, []string{"list_skills", "load_skill", "load_skill_resource"}},
-		{"table without python", testSkills, []Option{WithCodeExecutor(codeexec.NewLocal(codeexec.WithInterpreters(ruby)))}, []string{"list_skills", "load_skill", "load_skill_resource"}},
-		{"a script without an extension", shebangSkills, []Option{WithCodeExecutor(local)}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_script"}},
+		{"executor", testSkills, []Option{WithCodeExecutor(exe)}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_script"}},
+		{"no scripts", onlyDocs, []Option{WithCodeExecutor(exe)}, []string{"list_skills", "load_skill", "load_skill_resource"}},
+		{"table without python", testSkills, []Option{WithCodeExecutor(local.New(local.WithInterpreters(ruby)))}, []string{"list_skills", "load_skill", "load_skill_resource"}},
+		{"a script without an extension", shebangSkills, []Option{WithCodeExecutor(exe)}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_script"}},
 		{"a #! line the table does not run", fstest.MapFS{"gem/SKILL.md": rubySkills["gem/SKILL.md"], "gem/bin/rake": {Data: []byte("#!/usr/bin/env ruby\n")}},
-			[]Option{WithCodeExecutor(local)}, []string{"list_skills", "load_skill", "load_skill_resource"}},
-		{"table with ruby", rubySkills, []Option{WithCodeExecutor(codeexec.NewLocal(codeexec.WithInterpreters(ruby)))}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_script"}},
-		{"inline", onlyDocs, []Option{WithCodeExecutor(local), WithInlineScripts(true)}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_inline_script"}},
+			[]Option{WithCodeExecutor(exe)}, []string{"list_skills", "load_skill", "load_skill_resource"}},
+		{"table with ruby", rubySkills, []Option{WithCodeExecutor(local.New(local.WithInterpreters(ruby)))}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_script"}},
+		{"inline", onlyDocs, []Option{WithCodeExecutor(exe), WithInlineScripts(true)}, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_inline_script"}},
 		{"inline no executor", testSkills, []Option{WithInlineScripts(true)}, []string{"list_skills", "load_skill", "load_skill_resource"}},
 	}
 	for _, c := range cases {
@@ -106,7 +108,7 @@ func TestToolsFollowConfiguration(t *testing.T) {
 
 func TestNameAndInstruction(t *testing.T) {
 	ts, err := New(context.Background(), NewFSSource(testSkills), WithName("mine"), WithInstruction("EXTRA RULES"),
-		WithCodeExecutor(codeexec.NewLocal()), WithLogger(slog.New(slog.DiscardHandler)))
+		WithCodeExecutor(local.New()), WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	assert.Equal(t, "mine", ts.Name())
 	text := ts.variants[1].instruction
@@ -123,7 +125,7 @@ func TestRunScriptFollowsTheFolder(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "docs", "scripts"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "docs", "SKILL.md"), []byte("---\nname: docs\ndescription: Docs.\n---\n"), 0o644))
-	ts, err := New(context.Background(), NewFSSource(os.DirFS(dir)), WithCodeExecutor(codeexec.NewLocal()))
+	ts, err := New(context.Background(), NewFSSource(os.DirFS(dir)), WithCodeExecutor(local.New()))
 	require.NoError(t, err)
 	assert.NotContains(t, toolNames(t, ts), "run_skill_script")
 	req := &model.LLMRequest{}
@@ -140,14 +142,14 @@ func TestRunScriptFollowsTheFolder(t *testing.T) {
 }
 
 func TestInlineInstructionWithoutSkills(t *testing.T) {
-	ts, err := New(context.Background(), NewFSSource(fstest.MapFS{}), WithCodeExecutor(codeexec.NewLocal()), WithInlineScripts(true))
+	ts, err := New(context.Background(), NewFSSource(fstest.MapFS{}), WithCodeExecutor(local.New()), WithInlineScripts(true))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"list_skills", "load_skill", "load_skill_resource", "run_skill_inline_script"}, toolNames(t, ts))
 	req := &model.LLMRequest{}
 	require.NoError(t, ts.ProcessRequest(nil, req))
 	assert.Contains(t, systemText(req), "run_skill_inline_script", "inline scripts are explained even with no skills")
 
-	plain, err := New(context.Background(), NewFSSource(fstest.MapFS{}), WithCodeExecutor(codeexec.NewLocal()))
+	plain, err := New(context.Background(), NewFSSource(fstest.MapFS{}), WithCodeExecutor(local.New()))
 	require.NoError(t, err)
 	req = &model.LLMRequest{}
 	require.NoError(t, plain.ProcessRequest(nil, req))
@@ -177,7 +179,7 @@ func (s *countingSource) ListResources(ctx context.Context, name, dir string) ([
 
 func TestScriptsAreLookedForOncePerInvocation(t *testing.T) {
 	src := &countingSource{Source: NewFSSource(onlyDocsSkills)}
-	ts, err := New(context.Background(), src, WithCodeExecutor(codeexec.NewLocal()))
+	ts, err := New(context.Background(), src, WithCodeExecutor(local.New()))
 	require.NoError(t, err)
 	skills := int32(len(onlyDocsSkills) / 2)
 	for _, inv := range []string{"inv-a", "inv-b"} {
@@ -213,7 +215,7 @@ func TestInstructionListsSessionFiles(t *testing.T) {
 				_, err := svc.Save(context.Background(), &artifact.SaveRequest{AppName: adktest.App, UserID: adktest.User, SessionID: sessionID, FileName: n, Part: &genai.Part{Text: "x"}})
 				require.NoError(t, err)
 			}
-			ts, err := New(context.Background(), NewFSSource(testSkills), WithCodeExecutor(codeexec.NewLocal()))
+			ts, err := New(context.Background(), NewFSSource(testSkills), WithCodeExecutor(local.New()))
 			require.NoError(t, err)
 			req := &model.LLMRequest{}
 			require.NoError(t, ts.ProcessRequest(tc, req))
@@ -234,7 +236,7 @@ func TestInstructionListsSessionFiles(t *testing.T) {
 			FileName: runscript.ArtifactName(fmt.Sprintf("many/f%04d.txt", i)), Part: &genai.Part{Text: "x"}})
 		require.NoError(t, err)
 	}
-	ts, err := New(context.Background(), NewFSSource(testSkills), WithCodeExecutor(codeexec.NewLocal()))
+	ts, err := New(context.Background(), NewFSSource(testSkills), WithCodeExecutor(local.New()))
 	require.NoError(t, err)
 	req := &model.LLMRequest{}
 	require.NoError(t, ts.ProcessRequest(tc, req))
@@ -244,7 +246,7 @@ func TestInstructionListsSessionFiles(t *testing.T) {
 	assert.Contains(t, note, fmt.Sprintf("by path (%d): \"many/f0000.txt\"", n))
 	assert.Regexp(t, `… and \d+ more \(select them with a glob\)\.$`, note)
 
-	noFiles, err := New(context.Background(), NewFSSource(onlyDocsSkills), WithCodeExecutor(codeexec.NewLocal()))
+	noFiles, err := New(context.Background(), NewFSSource(onlyDocsSkills), WithCodeExecutor(local.New()))
 	require.NoError(t, err)
 	req = &model.LLMRequest{}
 	require.NoError(t, noFiles.ProcessRequest(tc, req))

@@ -16,7 +16,7 @@ import (
 
 	"google.golang.org/adk/v2/tool/skilltoolset/skill"
 
-	"github.com/adkskills/adkskills/v2/internal/valid"
+	"github.com/adkskills/adkskills/internal/valid"
 )
 
 // SkillFile is the file that makes a folder a skill.

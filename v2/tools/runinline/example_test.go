@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/v2/tools/runinline"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
 )
@@ -14,7 +14,7 @@ import (
 // Inline scripts without any skill folder: every call waits for a human's
 // approval through ADK's tool confirmation before it runs.
 func ExampleNew() {
-	inline, err := runinline.New(runscript.Config{Executor: codeexec.NewSandbox()})
+	inline, err := runinline.New(runscript.Config{Executor: sandbox.New()})
 	if err != nil {
 		log.Fatal(err)
 	}

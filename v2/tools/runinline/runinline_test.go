@@ -14,7 +14,8 @@ import (
 	"google.golang.org/adk/v2/tool"
 	"google.golang.org/adk/v2/tool/toolconfirmation"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/v2/internal/adkglue"
 	"github.com/adkskills/adkskills/v2/internal/adktest"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
@@ -39,7 +40,7 @@ func (c *counting) Execute(ctx context.Context, req *codeexec.Request) (*codeexe
 
 func newTool(t *testing.T) (runner, *counting) {
 	t.Helper()
-	exec := &counting{Executor: codeexec.NewLocal()}
+	exec := &counting{Executor: local.New()}
 	tl, err := runinline.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS("../../testdata/skills")), Executor: exec})
 	require.NoError(t, err)
 	return tl.(runner), exec

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/adkskills/adkskills/v2/internal/valid"
+	"github.com/adkskills/adkskills/internal/valid"
 )
 
 // Bounds on what the model may pass. They keep one call from pinning memory

@@ -8,9 +8,9 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/encoding"
 	"github.com/adkskills/adkskills/v2/internal/adkglue"
-	"github.com/adkskills/adkskills/v2/internal/encoding"
 )
 
 // maxWarnings bounds how many problems one warning names; the rest are

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/adk/v2/artifact"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/v2/internal/adktest"
 )
 

@@ -14,7 +14,8 @@ import (
 	"google.golang.org/adk/v2/artifact"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/v2/internal/adktest"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
@@ -43,7 +44,7 @@ func BenchmarkToolCallOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	exec := codeexec.NewLocal()
+	exec := local.New()
 	src := skilltoolset.NewFSSource(os.DirFS(dir))
 	tl, err := runscript.New(runscript.Config{Source: src, Executor: exec})
 	if err != nil {
@@ -111,7 +112,7 @@ func BenchmarkInputFiles(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(dir)), Executor: codeexec.NewLocal()})
+	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(dir)), Executor: local.New()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,7 +11,8 @@ import (
 	"google.golang.org/adk/v2/agent/llmagent"
 	"google.golang.org/adk/v2/tool"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
 )
@@ -21,7 +22,7 @@ import (
 func ExampleNew() {
 	run, err := runscript.New(runscript.Config{
 		Source:   skilltoolset.NewFSSource(os.DirFS("../../testdata/skills")),
-		Executor: codeexec.NewSandbox(),
+		Executor: sandbox.New(),
 		Limits:   codeexec.Limits{MaxOutputChars: 10_000, Timeout: time.Minute},
 	})
 	if err != nil {
@@ -38,7 +39,7 @@ func ExampleNew() {
 // Run_skill_inline_script: every call waits for a human's approval through
 // ADK's tool confirmation before it runs.
 func ExampleNewInline() {
-	inline, err := runscript.NewInline(runscript.Config{Executor: codeexec.NewSandbox()})
+	inline, err := runscript.NewInline(runscript.Config{Executor: sandbox.New()})
 	if err != nil {
 		log.Fatal(err)
 	}

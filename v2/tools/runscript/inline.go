@@ -13,9 +13,9 @@ import (
 	"google.golang.org/adk/v2/tool"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/truncate"
 	"github.com/adkskills/adkskills/v2/internal/adkglue"
-	"github.com/adkskills/adkskills/v2/internal/truncate"
 )
 
 // InlineName is the inline tool's name as the model sees it.

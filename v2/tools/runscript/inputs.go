@@ -14,9 +14,9 @@ import (
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/valid"
 	"github.com/adkskills/adkskills/v2/internal/adkglue"
-	"github.com/adkskills/adkskills/v2/internal/valid"
 )
 
 // inputFilesHelp says, in the tools' declarations, what an input_files

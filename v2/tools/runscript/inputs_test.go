@@ -22,7 +22,8 @@ import (
 	"google.golang.org/adk/v2/tool/toolconfirmation"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/v2/internal/adkglue"
 	"github.com/adkskills/adkskills/v2/internal/adktest"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
@@ -103,7 +104,7 @@ func (c *countingExec) Execute(ctx context.Context, req *codeexec.Request) (*cod
 
 func newInputsFixture(t testing.TB, limits codeexec.FileLimits) *inputsFixture {
 	t.Helper()
-	f := &inputsFixture{t: t, store: &countingStore{Service: artifact.InMemoryService()}, exec: &countingExec{Executor: codeexec.NewLocal()}}
+	f := &inputsFixture{t: t, store: &countingStore{Service: artifact.InMemoryService()}, exec: &countingExec{Executor: local.New()}}
 	f.session = adktest.NewSession(t, f.store)
 	cfg := runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(inputsSkills(t))), Executor: f.exec, InputLimits: limits}
 	tl, err := runscript.New(cfg)
@@ -291,7 +292,7 @@ func TestGlobOverTenThousandArtifacts(t *testing.T) {
 // TestInputFilesWithoutArtifactService: with no store there is nothing to
 // pass in, and the model is told why.
 func TestInputFilesWithoutArtifactService(t *testing.T) {
-	exec := &countingExec{Executor: codeexec.NewLocal()}
+	exec := &countingExec{Executor: local.New()}
 	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(inputsSkills(t))), Executor: exec})
 	require.NoError(t, err)
 	tc, _ := adktest.ToolContext(t, nil, "inv")

@@ -3,13 +3,15 @@
 package runscript
 
 import (
+	"github.com/adkskills/adkskills/internal/valid"
+
 	"context"
 	"fmt"
 	"strings"
 
 	"google.golang.org/adk/v2/tool/skilltoolset/skill"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/v2/internal/adkglue"
 	"github.com/adkskills/adkskills/v2/internal/skillfs"
 )
@@ -18,14 +20,14 @@ import (
 // else by the program its #! line names (codeexec.Interpreters.ForFile). The
 // response is UNSUPPORTED_SCRIPT_TYPE when the table runs neither.
 func interpreter(ctx context.Context, src skill.Source, table codeexec.Interpreters, skillName, script, raw string) (*codeexec.Interpreter, *Response) {
-	if in, err := table.ForScript(script); err == nil {
-		return &in, nil
+	if in, err := table.ForFile(script, nil); err == nil {
+		return &in, nil // by its extension: the file need not be opened
 	}
 	head, _ := skillfs.Head(ctx, src, skillName, script) // unreadable: no #! line
 	in, err := table.ForFile(script, head)
 	if err != nil {
 		why := "it has no #! line naming one"
-		if prog, ok := codeexec.ShebangProgram(head); ok {
+		if prog, ok := valid.Shebang(head); ok {
 			why = fmt.Sprintf("its #! line names %s", prog)
 		}
 		return nil, errorResponse(CodeUnsupportedScriptType, fmt.Sprintf(

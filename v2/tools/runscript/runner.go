@@ -14,10 +14,10 @@ import (
 
 	"google.golang.org/adk/v2/tool/skilltoolset/skill"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/truncate"
 	"github.com/adkskills/adkskills/v2/internal/adkglue"
 	"github.com/adkskills/adkskills/v2/internal/skillfs"
-	"github.com/adkskills/adkskills/v2/internal/truncate"
 )
 
 // scriptMissesKey counts SCRIPT_NOT_FOUND answers in invocation-scoped
@@ -43,7 +43,7 @@ func newRunner(cfg Config) (*runner, error) {
 
 // table returns the interpreter table in use: the executor's.
 func (r *runner) table() codeexec.Interpreters {
-	return codeexec.TableOf(r.Executor)
+	return codeexec.InterpretersOf(r.Executor)
 }
 
 func (r *runner) logger() *slog.Logger {

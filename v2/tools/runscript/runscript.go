@@ -22,7 +22,7 @@ import (
 	"google.golang.org/adk/v2/tool/skilltoolset/skill"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/v2/internal/adkglue"
 )
 
@@ -37,7 +37,7 @@ type Config struct {
 	// refused).
 	Source skill.Source
 	// Executor runs the scripts and owns the interpreter table
-	// (codeexec.TableOf): it decides which scripts run and which inline
+	// (codeexec.InterpretersOf): it decides which scripts run and which inline
 	// languages exist. Nil: every call answers NO_CODE_EXECUTOR. An
 	// executor with a configuration error (codeexec.ConfigError) is
 	// refused by New.

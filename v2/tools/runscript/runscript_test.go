@@ -14,7 +14,8 @@ import (
 	"google.golang.org/adk/v2/artifact"
 	"google.golang.org/adk/v2/model"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/v2/internal/adkglue"
 	"github.com/adkskills/adkskills/v2/internal/adktest"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
@@ -56,7 +57,7 @@ func newTool(t *testing.T, exec codeexec.Executor) runner {
 }
 
 func TestRunScriptAnswers(t *testing.T) {
-	tl := newTool(t, codeexec.NewLocal())
+	tl := newTool(t, local.New())
 	cases := []struct {
 		name string
 		args any
@@ -102,7 +103,7 @@ func keys(m map[string]any) []string {
 }
 
 func TestRunScriptRuns(t *testing.T) {
-	tl := newTool(t, codeexec.NewLocal())
+	tl := newTool(t, local.New())
 	tc, _ := adktest.ToolContext(t, artifact.InMemoryService(), "inv")
 	resp, err := tl.Run(tc, map[string]any{"skill_name": "demo", "script_path": "./scripts/hello.sh", "args": []any{"wörld; rm -rf /"}})
 	require.NoError(t, err)
@@ -115,7 +116,7 @@ func TestRunScriptRuns(t *testing.T) {
 // like the public catalogues'.
 func catalogueTool(t *testing.T) runner {
 	t.Helper()
-	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS("../../testdata/catalogue")), Executor: codeexec.NewLocal()})
+	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS("../../testdata/catalogue")), Executor: local.New()})
 	require.NoError(t, err)
 	return tl.(runner)
 }
@@ -151,7 +152,7 @@ func TestHostileOutputFileNames(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644))
 	}
-	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(dir)), Executor: codeexec.NewLocal()})
+	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(dir)), Executor: local.New()})
 	require.NoError(t, err)
 	svc := artifact.InMemoryService()
 	tc, sessionID := adktest.ToolContext(t, svc, "inv")
@@ -214,7 +215,7 @@ func TestConfigValidation(t *testing.T) {
 		{Source: src, Limits: codeexec.Limits{Timeout: -1}},
 		{Source: src, Limits: codeexec.Limits{MaxSkillBytes: -1}},
 		{Source: src, Limits: codeexec.Limits{Output: codeexec.FileLimits{MaxTotalBytes: -1}}},
-		{Source: src, Executor: codeexec.NewLocal(codeexec.WithEnv(map[string]string{"A=B": "x"}))},
+		{Source: src, Executor: local.New(local.WithEnv(map[string]string{"A=B": "x"}))},
 	}
 	for i, c := range bad {
 		_, err := runscript.New(c)

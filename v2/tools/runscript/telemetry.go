@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/adkskills/adkskills/v2/codeexec"
+	"github.com/adkskills/adkskills/codeexec"
 )
 
 // TracerName is the instrumentation scope of the script-run spans.
@@ -95,7 +95,7 @@ func startSpan(ctx context.Context, c Call, e codeexec.Executor) (context.Contex
 		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 }
 
-// executorName is the executor's type without its pointer: "codeexec.Local".
+// executorName is the executor's type without its pointer: "local.Executor".
 func executorName(e codeexec.Executor) string {
 	return strings.TrimPrefix(fmt.Sprintf("%T", e), "*")
 }

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package codeexec
-
-import "os/exec"
-
-// closeInherited does nothing here: Local does not run scripts off unix.
-func closeInherited(*exec.Cmd) {}

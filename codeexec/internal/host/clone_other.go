@@ -1,0 +1,6 @@
+//go:build !linux && !darwin
+
+package host
+
+// cloneFile cannot clone here.
+func cloneFile(src, dst string) error { return errNoClone }

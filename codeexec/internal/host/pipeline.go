@@ -1,0 +1,323 @@
+// Package host is the run pipeline every host executor shares (Local,
+// Sandbox, and any later one such as gVisor): a fresh private workspace per
+// run, staging through the snapshot cache, bounded streaming capture, the
+// process-group kill, and collection of the files a run wrote. An executor
+// provides only a [Launcher]: how the child is started. Its behaviour
+// towards callers is the suite in codeexec/codeexectest.
+package host
+
+import (
+	"github.com/adkskills/adkskills/codeexec"
+
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync/atomic"
+	"time"
+)
+
+// Launcher is the seam between the shared pipeline and an executor: it
+// decides only how the child is started. See the comment at the top of this
+// file for the contract.
+type Launcher interface {
+	// StageMode says how the run takes the skill folder's files (see
+	// cache.go).
+	StageMode() StageMode
+	// Prepare adapts the staged workspace to the launcher (ownership,
+	// profiles). It runs once per Execute, after staging.
+	Prepare(ws *Workspace) error
+	// Command returns the unstarted Command that runs p.
+	Command(ctx context.Context, p *Plan) (*exec.Cmd, error)
+}
+
+// Readier is implemented by a launcher that must check the machine before
+// a run (a sandbox's probe): Execute calls Ready once the request is valid,
+// before anything is staged, and a failure ends the run.
+type Readier interface {
+	Ready(ctx context.Context) error
+}
+
+// GroupRecorder is implemented by a launcher whose script leads a process
+// group of the host's that the sweep after a dead agent may have to kill
+// (Local, through the workspace's group file); a sandboxed run's processes
+// die with its namespace, so a Sandbox run writes no such file.
+type GroupRecorder interface {
+	RecordsGroup()
+}
+
+// Finisher is implemented by a launcher that must look at a run after it
+// (see the comment at the top of this file).
+type Finisher interface {
+	// Finish releases what command kept for the run, waits for what is
+	// left of it, and may turn its result into an error. res is nil when
+	// the run did not start.
+	Finish(res *codeexec.Result) error
+}
+
+// Plan is everything a launcher needs to build the command.
+type Plan struct {
+	WS *Workspace
+	// Argv is the resolved command line: Argv[0] is the absolute host path
+	// of the interpreter, then the rest of Interpreter.Command, the script
+	// path relative to the skill root ("scripts/x.py"), then req.Args.
+	Argv []string
+	// Env is the child's environment ("K=V", sorted), built with the host
+	// paths of the workspace: envAt(ws.under(ws.dir)).
+	Env []string
+	// layers are the environment additions above the allowlist, lowest
+	// precedence first (host pass-through, WithEnv, req.Env).
+	layers []map[string]string
+	// ExecEnv is the environment interpreters are found and inspected
+	// with: env without the request's Env, so that a request cannot choose
+	// which host program runs.
+	ExecEnv []string
+	// HostPATH is the PATH the allowlist starts from.
+	HostPATH string
+}
+
+// EnvAt returns the child's environment as seen with the workspace at d:
+// the allowlist (see buildEnv) with the layers on top.
+func (p *Plan) EnvAt(d Dirs) []string {
+	return BuildEnv(d, p.HostPATH, p.layers...)
+}
+
+// DirectCommand is the command that runs p's argv as a plain host process
+// in the skill root, with p's environment: a launcher that adds no
+// isolation (codeexec/local's) returns it as is.
+func DirectCommand(ctx context.Context, p *Plan) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, p.Argv[0], p.Argv[1:]...)
+	cmd.Dir = p.WS.Skill
+	cmd.Env = p.Env
+	return cmd
+}
+
+// Execute runs req through the shared pipeline with l starting the child.
+func Execute(ctx context.Context, cfg *Config, l Launcher, req *codeexec.Request) (*codeexec.Result, error) {
+	if err := cfg.Err(); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	in, err := cfg.InterpreterFor(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if r, ok := l.(Readier); ok {
+		if err := r.Ready(ctx); err != nil {
+			return nil, err
+		}
+	}
+	st, err := stageRun(cfg, l, req)
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	return st.run(ctx, cfg, l, req, in)
+}
+
+// stagedRun is a run whose workspace is ready: staged, adapted to the
+// launcher, its skill root opened.
+type stagedRun struct {
+	ws   *Workspace
+	snap snapshot
+	lim  codeexec.Limits
+	// root is the handle the output files are read through, taken before
+	// the child exists: whatever the script does to the path, the walk
+	// starts from the folder that was staged.
+	root dirHandle
+}
+
+// stageRun creates the run's workspace and stages req into it (steps 3
+// and 5's prepare of the sequence above).
+func stageRun(cfg *Config, l Launcher, req *codeexec.Request) (*stagedRun, error) {
+	ws, err := NewWorkspace(cfg.WorkspaceParent(), stagedName(req))
+	if err != nil {
+		return nil, err
+	}
+	st := &stagedRun{ws: ws, lim: req.Limits.WithDefaults()}
+	mode := l.StageMode()
+	if st.snap, err = ws.stage(req, st.lim.MaxSkillBytes, mode, func() *cache { return cfg.cache(mode) }); err != nil {
+		ws.Remove()
+		return nil, err
+	}
+	ws.Shared = st.snap.sharedPaths()
+	if err := l.Prepare(ws); err != nil {
+		ws.Remove()
+		if !isSentinel(err) {
+			err = fmt.Errorf("%w: prepare: %w", codeexec.ErrWorkspace, err)
+		}
+		return nil, err
+	}
+	if st.root, err = openDirHandle(ws.Skill); err != nil {
+		ws.Remove()
+		return nil, fmt.Errorf("%w: %w", codeexec.ErrWorkspace, err)
+	}
+	return st, nil
+}
+
+// stagedName is the staged folder's name of req.
+func stagedName(req *codeexec.Request) string {
+	if req.SkillName == "" {
+		return codeexec.DefaultSkillName
+	}
+	return req.SkillName
+}
+
+// close releases the skill root's handle and removes the workspace.
+func (st *stagedRun) close() {
+	st.root.close()
+	st.ws.Remove()
+}
+
+// run builds the child's environment and command line, runs it through l,
+// and collects what it wrote (steps 4 to 6).
+func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *codeexec.Request, in codeexec.Interpreter) (*codeexec.Result, error) {
+	ws := st.ws
+	p := &Plan{WS: ws, HostPATH: os.Getenv("PATH")}
+	p.layers = append(p.layers, cfg.EnvLayers()...)
+	p.ExecEnv = p.EnvAt(ws.Under(ws.Dir))
+	p.layers = append(p.layers, req.Env)
+	p.Env = p.EnvAt(ws.Under(ws.Dir))
+	prefix, err := ResolveInterpreter(in.Command, p.ExecEnv, ws.Skill)
+	if err != nil {
+		return nil, err
+	}
+	p.Argv = append(append(append(prefix, in.Command[1:]...), req.Script), req.Args...)
+
+	runCtx, cancel := context.WithTimeout(ctx, st.lim.Timeout)
+	defer cancel()
+	cmd, err := l.Command(runCtx, p)
+	if err != nil {
+		if !isSentinel(err) {
+			err = fmt.Errorf("%w: %w", codeexec.ErrStart, err)
+		}
+		return nil, err
+	}
+	var res *codeexec.Result
+	if cmd.Cancel == nil {
+		err = fmt.Errorf("%w: launcher did not use exec.CommandContext", codeexec.ErrStart)
+	} else {
+		var started func(pid int)
+		if _, ok := l.(GroupRecorder); ok {
+			started = ws.recordGroup
+		}
+		res, err = Run(cmd, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault(), started)
+	}
+	if f, ok := l.(Finisher); ok {
+		if ferr := f.Finish(res); ferr != nil && err == nil {
+			return nil, ferr
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Files, res.Omitted = collectFrom(ws.Skill, st.root, st.snap, st.lim.Output)
+	return res, nil
+}
+
+// collectFrom collects the output files from root, the skill root's handle,
+// when the path skill still names that directory; a root the script
+// replaced (renamed away, or swapped for a link or another folder) yields
+// nothing but the omission that says so.
+func collectFrom(skill string, root dirHandle, snap snapshot, lim codeexec.FileLimits) ([]codeexec.File, []codeexec.OmittedFile) {
+	now, err := os.Lstat(skill)
+	was, err2 := root.stat()
+	if err != nil || err2 != nil || !now.IsDir() || idOf(now) != idOf(was) {
+		return nil, []codeexec.OmittedFile{{Path: ".", Reason: ReasonReplaced}}
+	}
+	return collect(root, snap, lim)
+}
+
+// Run wires cmd (stdio, process group, cancellation), runs it to the end and
+// kills whatever is left of its process group.
+//
+// The output pipes are the pipeline's own (see output): the child gets the
+// write ends, the parent's copies are closed at once, and two readers of
+// ours drain the read ends. After the leader has exited and its group has
+// been killed, drain keeps reading until EOF, which comes as soon as the
+// pipes are empty since no writer is left, so a reader that lags on a
+// loaded machine never loses the end of a Run's output. cmd.WaitDelay
+// still bounds the copy of stdin (the only goroutine os/exec starts)
+// and the wait for the leader after a cancellation; drain gives up on a
+// pipe only when a process that escaped the group holds it.
+//
+// started, when not nil, is given the child's PID (its process group) once
+// it runs.
+func Run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration, started func(pid int)) (*codeexec.Result, error) {
+	stdout, outW, err := newOutput(maxChars)
+	if err != nil {
+		return nil, fmt.Errorf("%w: stdout pipe: %w", codeexec.ErrStart, err)
+	}
+	defer stdout.close()
+	stderr, errW, err := newOutput(maxChars)
+	if err != nil {
+		outW.Close()
+		return nil, fmt.Errorf("%w: stderr pipe: %w", codeexec.ErrStart, err)
+	}
+	defer stderr.close()
+	cmd.Stdin = nil // the null device: an empty stdin
+	if len(stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+
+	closeInherited(cmd)
+	g := newProcGroup(cmd)
+	var killed atomic.Bool
+	cmd.Cancel = func() error {
+		killed.Store(true)
+		killTree(cmd)
+		return nil
+	}
+	cmd.WaitDelay = waitDelay
+
+	start := time.Now()
+	err = cmd.Start()
+	// The child holds its own copies of the write ends now (or never
+	// will): while the parent kept one, no reader would see EOF.
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		g.abort()
+		return nil, fmt.Errorf("%w: %s: %w", codeexec.ErrStart, cmd.Path, err)
+	}
+	stdout.start()
+	stderr.start()
+	g.started(cmd.Process.Pid)
+	if started != nil {
+		started(cmd.Process.Pid)
+	}
+
+	waitErr := cmd.Wait()
+	g.finish() // stragglers that closed their pipes but kept running
+	drain([]*output{stdout, stderr}, waitDelay, drainCapWaitDelays*waitDelay)
+	dur := time.Since(start)
+
+	if cmd.ProcessState == nil {
+		return nil, fmt.Errorf("%w: wait: %w", codeexec.ErrStart, waitErr)
+	}
+	return &codeexec.Result{
+		ExitCode: exitCode(cmd.ProcessState),
+		TimedOut: killed.Load(),
+		Duration: dur,
+		Stdout:   stdout.stream(),
+		Stderr:   stderr.stream(),
+	}, nil
+}
+
+// isSentinel reports whether err already wraps one of the package sentinels.
+func isSentinel(err error) bool {
+	for _, s := range []error{codeexec.ErrInvalidRequest, codeexec.ErrInvalidConfig, codeexec.ErrUnsupportedScript, codeexec.ErrWorkspace, codeexec.ErrStart, codeexec.ErrSandboxUnavailable} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,101 @@
+// Package hosttest holds the helpers the tests of the host executors share
+// (codeexec/local, codeexec/sandbox, codeexec/internal/host).
+package hosttest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/adkskills/adkskills/codeexec"
+)
+
+// SkillOf builds a skill folder from path -> content.
+func SkillOf(m map[string]string) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	for p, c := range m {
+		fsys[p] = &fstest.MapFile{Data: []byte(c)}
+	}
+	return fsys
+}
+
+// Script is a request running one script file, the skill's only file.
+func Script(path, src string) *codeexec.Request {
+	return &codeexec.Request{Skill: SkillOf(map[string]string{path: src}), Script: path}
+}
+
+// MustRun executes req and fails the test on an error.
+func MustRun(t testing.TB, e codeexec.Executor, req *codeexec.Request) *codeexec.Result {
+	t.Helper()
+	res, err := e.Execute(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	return res
+}
+
+// Paths lists the paths of files.
+func Paths(fs []codeexec.File) []string {
+	out := []string{}
+	for _, f := range fs {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
+// SkillDir writes a skill folder of path -> content under a fresh
+// directory and returns it.
+func SkillDir(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "skill")
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// NewWorkspaceDir is a fresh workspace directory others can enter (the
+// sandbox user must reach its workspaces).
+func NewWorkspaceDir(t testing.TB) string {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// MustWrite writes data to the file p.
+func MustWrite(t testing.TB, p, data string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// MustMkdir makes the directory p with mode.
+func MustMkdir(t testing.TB, p string, mode os.FileMode) {
+	t.Helper()
+	if err := os.Mkdir(p, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// MustMkdirAll makes p and its parents.
+func MustMkdirAll(t testing.TB, p string) {
+	t.Helper()
+	if err := os.MkdirAll(p, 0o755); err != nil && !strings.Contains(err.Error(), "exists") {
+		t.Fatal(err)
+	}
+}

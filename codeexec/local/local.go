@@ -1,0 +1,117 @@
+// Package local runs skill scripts as plain subprocesses of the host, through
+// the host pipeline every executor shares: a fresh private workspace per run,
+// an allowlisted environment, bounded output, the whole process group killed
+// on timeout, and output files read without following links.
+//
+// Local provides NO ISOLATION: a script runs with the agent's own user, files
+// and network, and can read anything the agent can, including the agent's
+// environment through /proc when both run as the same user. Use it for code
+// you trust; use codeexec/sandbox for code you do not. docs/security.md says
+// more.
+package local
+
+import (
+	"context"
+	"os/exec"
+	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
+)
+
+// Executor runs scripts as host subprocesses. It is safe for concurrent use;
+// its configuration is fixed by [New].
+type Executor struct {
+	cfg host.Config
+}
+
+// New returns an Executor configured by opts. It does not fail and does not
+// touch the system: an invalid option is reported by [Executor.Err] and by
+// every Execute, wrapping [codeexec.ErrInvalidConfig].
+//
+// Local runs scripts on Linux, macOS and the BSDs. On Windows, Execute
+// returns an error wrapping [codeexec.ErrStart]: there is no process-group
+// kill, so a timeout could not stop a script's children.
+func New(opts ...Option) *Executor {
+	l := &Executor{}
+	for _, o := range opts {
+		if o != nil {
+			o(l)
+		}
+	}
+	return l
+}
+
+// Option configures an [Executor].
+type Option func(*Executor)
+
+// WithInterpreters replaces the interpreter table (default
+// [codeexec.DefaultInterpreters]; nil restores it); the table is copied.
+func WithInterpreters(t codeexec.Interpreters) Option {
+	return func(l *Executor) { l.cfg.SetInterpreters(t) }
+}
+
+// WithWorkspaceDir sets the absolute path of an existing directory in which
+// each run creates its private workspace (default [os.TempDir]).
+func WithWorkspaceDir(dir string) Option {
+	return func(l *Executor) { l.cfg.SetWorkspaceDir(dir) }
+}
+
+// WithEnv adds variables to every run's environment, above the allowlist,
+// below [codeexec.Request.Env]. Calls accumulate; a later value wins.
+func WithEnv(env map[string]string) Option {
+	return func(l *Executor) { l.cfg.AddEnv(env) }
+}
+
+// WithPassEnv passes the named host variables through to every run when
+// they are set (PYENV_ROOT and PYENV_VERSION always are). Calls accumulate.
+func WithPassEnv(names ...string) Option {
+	return func(l *Executor) { l.cfg.AddPassEnv(names...) }
+}
+
+// WithWaitDelay bounds how long a process that left the run's process
+// group can hold a finished run open through its output pipes (default
+// [codeexec.DefaultWaitDelay]; negative is invalid).
+func WithWaitDelay(d time.Duration) Option {
+	return func(l *Executor) { l.cfg.SetWaitDelay(d) }
+}
+
+// WithSnapshotCache bounds the cache of prepared skill folders in bytes
+// (default 1 GiB); negative turns it off.
+func WithSnapshotCache(bytes int64) Option {
+	return func(l *Executor) { l.cfg.SetSnapshotCache(bytes) }
+}
+
+// Err reports the first invalid option New was given, wrapping
+// [codeexec.ErrInvalidConfig], or nil.
+func (l *Executor) Err() error { return l.cfg.Err() }
+
+// Interpreters returns a copy of the table l runs scripts with.
+func (l *Executor) Interpreters() codeexec.Interpreters { return l.cfg.Interpreters() }
+
+// Execute runs req as a host subprocess. See [codeexec.Executor].
+func (l *Executor) Execute(ctx context.Context, req *codeexec.Request) (*codeexec.Result, error) {
+	if err := host.Supported(); err != nil {
+		return nil, err
+	}
+	return host.Execute(ctx, &l.cfg, launcher{}, req)
+}
+
+// launcher starts the interpreter directly on the host.
+type launcher struct{}
+
+// StageMode: clones of the snapshot where the file system makes them, else
+// hard links; the cache checks them before it hands them out again.
+func (launcher) StageMode() host.StageMode { return host.StageCloneOrLink }
+
+// RecordsGroup: the script leads a process group of the host's, which the
+// sweep after a dead agent may have to kill.
+func (launcher) RecordsGroup() {}
+
+// Prepare has nothing to do: the child runs as the agent.
+func (launcher) Prepare(*host.Workspace) error { return nil }
+
+// Command runs the resolved argv in the skill root.
+func (launcher) Command(ctx context.Context, p *host.Plan) (*exec.Cmd, error) {
+	return host.DirectCommand(ctx, p), nil
+}

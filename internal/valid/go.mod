@@ -1,0 +1,3 @@
+module github.com/adkskills/adkskills/internal/valid
+
+go 1.25.0

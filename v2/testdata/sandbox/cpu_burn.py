@@ -1,3 +1,0 @@
-"""Attack: burn CPU forever."""
-while True:
-    pass
