@@ -24,7 +24,7 @@ import (
 	"google.golang.org/adk/model"
 
 	"github.com/adkskills/adkskills/fileartifact"
-	"github.com/adkskills/adkskills/internal/scripted"
+	"github.com/adkskills/adkskills/model/scripted"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
