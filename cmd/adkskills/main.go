@@ -141,7 +141,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd, ok := lookup(name)
 	if !ok {
 		c.errorf("unknown command %q", name)
-		c.mainUsage(stderr)
+		fmt.Fprintln(stderr, "Run 'adkskills --help' for the commands.")
 		return exitUsage
 	}
 	return cmd.run(ctx, c, args[1:])
@@ -168,11 +168,12 @@ func (c *cli) errorf(format string, args ...any) {
 	fmt.Fprintf(c.stderr, "adkskills: "+format+"\n", args...)
 }
 
-// usageError prints an error line and the command's usage to stderr and
-// returns exitUsage.
+// usageError prints an error line and where the command's usage is to
+// stderr, and returns exitUsage. The cause is the news; the usage is one
+// --help away.
 func (c *cli) usageError(fs *flagSet, format string, args ...any) int {
 	c.errorf(format, args...)
-	fs.usage(c.stderr)
+	fmt.Fprintf(c.stderr, "Run 'adkskills %s --help' for its usage.\n", fs.Name())
 	return exitUsage
 }
 
@@ -219,7 +220,7 @@ func (fs *flagSet) usage(w io.Writer) {
 // parse parses flags given anywhere among the positional arguments, up to a
 // "--"; the arguments after "--" are returned apart. done is true when the
 // command must stop with status code: --help (usage on stdout, 0) or a bad
-// flag (error and usage on stderr, 2).
+// flag (the error and a pointer to --help on stderr, 2).
 func (c *cli) parse(fs *flagSet, args []string) (pos, rest []string, code int, done bool) {
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, rest = args[:i], args[i+1:]
@@ -276,4 +277,11 @@ func oneLine(s string, max int) string {
 		s = string(r[:max-1]) + "…"
 	}
 	return s
+}
+
+// given reports whether the command line set the flag name.
+func (fs *flagSet) given(name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
