@@ -230,7 +230,7 @@ func TestCatalogue(t *testing.T) {
 		want []catalogued
 	}{
 		{"ADK's catalogue", req("You help.", adk), []catalogued{{"a-b", `Says <hi> & 'bye' "now".`}, {"c", "d"}}},
-		{"after prose naming the tag", req("Skills are in <available_skills> below.\n\n"+adk), []catalogued{{"a-b", `Says <hi> & 'bye' "now".`}, {"c", "d"}}},
+		{"after prose naming the tag", req("Skills are in <available_skills> below.\n\n" + adk), []catalogued{{"a-b", `Says <hi> & 'bye' "now".`}, {"c", "d"}}},
 		{"an empty one", req("<available_skills>\n</available_skills>"), []catalogued{}},
 		{"none", req("You help."), nil},
 		{"not closed", req("<available_skills><skill><name>x</name>"), nil},
