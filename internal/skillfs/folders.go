@@ -30,7 +30,7 @@ func (f folder) path() string { return path.Join(f.Dir, f.File) }
 func skillFolders(fsys fs.FS) ([]folder, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
-		return nil, fmt.Errorf("read skills folder: %w", err)
+		return nil, err
 	}
 	var out []folder
 	for _, e := range entries {
@@ -99,7 +99,7 @@ type Hidden struct {
 func HiddenFolders(fsys fs.FS) ([]Hidden, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
-		return nil, fmt.Errorf("read skills folder: %w", err)
+		return nil, fmt.Errorf("the skills folder cannot be read: %w", err)
 	}
 	var out []Hidden
 	for _, e := range entries {
