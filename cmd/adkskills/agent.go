@@ -20,13 +20,15 @@ import (
 )
 
 // credentialsHelp is what chat and web print when no Gemini credentials are
-// set; %s is the command.
-const credentialsHelp = `adkskills: %s needs Gemini credentials, and none are set.
+// set; %[1]s is the command.
+const credentialsHelp = `adkskills: %[1]s needs Gemini credentials, and none are set.
 Set a Gemini API key and try again:
     export GOOGLE_API_KEY=...   # create a key at https://aistudio.google.com/apikey (GEMINI_API_KEY works too)
 or use Vertex AI:
     export GOOGLE_GENAI_USE_VERTEXAI=true GOOGLE_CLOUD_PROJECT=your-project GOOGLE_CLOUD_LOCATION=us-central1
     gcloud auth application-default login
+or try it without a key, with the built-in demo model:
+    adkskills %[1]s --demo
 `
 
 // vertexHelp is what they print when Vertex AI is asked for without a

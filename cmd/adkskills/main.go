@@ -6,9 +6,9 @@
 //	adkskills run [flags] SKILL SCRIPT [-- ARGS...]   run a skill's script through the toolset
 //	adkskills list [--skills DIR]                     skills, descriptions, scripts, problems
 //	adkskills validate [--skills DIR]                 check skills against the Agent Skills rules
-//	adkskills chat [flags]                            talk to a Gemini agent that uses the skills
+//	adkskills chat [--demo] [flags]                   talk to an agent that uses the skills
 //	adkskills artifacts [ls | cat NAME [--version N]] the files runs saved
-//	adkskills web [flags]                             serve that agent in ADK's web UI
+//	adkskills web [--demo] [flags]                    serve that agent in ADK's web UI
 //
 // run builds the same SkillToolset an agent gets (skilltoolset.New), an
 // llmagent driven by a scripted model that makes exactly one
@@ -37,7 +37,12 @@
 // Gemini credentials as the genai client reads them (GOOGLE_API_KEY or
 // GEMINI_API_KEY, or Vertex AI through GOOGLE_GENAI_USE_VERTEXAI,
 // GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION); without them they say what
-// to set and exit 2. Every command takes --help; adkskills --version
+// to set and exit 2. With --demo they need none: the model is the built-in
+// demo model (model/scripted), for which a message "run SKILL SCRIPT
+// [ARGS...]" is that run_skill_script call.
+//
+// A usage error prints its cause and one line pointing at the command's
+// --help, and exits 2. Every command takes --help; adkskills --version
 // prints the module version (or "(devel)" for a build from a checkout).
 package main
 
@@ -102,9 +107,9 @@ var commands = []command{
 	{"run", "run a skill's script as an agent would, through the toolset", runCommand},
 	{"list", "list the skills, their descriptions, runnable scripts and problems", listCommand},
 	{"validate", "check every skill folder against the Agent Skills rules", validateCommand},
-	{"chat", "talk to a Gemini agent that can use the skills in the terminal", chatCommand},
+	{"chat", "talk to an agent that can use the skills in the terminal (--demo: no key needed)", chatCommand},
 	{"artifacts", "list the files runs saved (ls) or print one (cat NAME)", artifactsCommand},
-	{"web", "serve a Gemini agent that uses the skills in ADK's web UI", webCommand},
+	{"web", "serve an agent that uses the skills in ADK's web UI (--demo: no key needed)", webCommand},
 }
 
 // cli carries the streams and the environment of one invocation.

@@ -53,7 +53,7 @@
 // what it writes.
 package main
 
-//go:generate go run . -root ../.. -adk v2.2.0 -exclude cmd,internal/v2gen
+//go:generate go run . -root ../.. -adk v2.2.0 -exclude cmd,docs,internal/v2gen
 
 import (
 	"flag"
