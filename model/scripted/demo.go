@@ -54,37 +54,36 @@ func (*Demo) Name() string { return DemoName }
 // GenerateContent implements model.LLM: one answer, Reply's.
 func (d *Demo) GenerateContent(_ context.Context, req *model.LLMRequest, _ bool) iter.Seq2[*model.LLMResponse, error] {
 	return func(yield func(*model.LLMResponse, error) bool) {
-		c, err := d.Reply(req)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		yield(&model.LLMResponse{Content: c}, nil)
+		yield(&model.LLMResponse{Content: d.reply(req)}, nil)
 	}
 }
 
 // Reply is the demo's answer to req: a tool call for a command, a summary
-// after tool responses, help otherwise. It is a Step, so a scripted Model
-// can take demo turns among its own.
+// after tool responses, help otherwise. It never fails; it is a Step, so a
+// scripted Model can take demo turns among its own.
 func (d *Demo) Reply(req *model.LLMRequest) (*genai.Content, error) {
+	return d.reply(req), nil
+}
+
+func (d *Demo) reply(req *model.LLMRequest) *genai.Content {
 	if req == nil || len(req.Contents) == 0 {
-		return say(d.help(req, "")), nil
+		return say(d.help(req, ""))
 	}
 	last := req.Contents[len(req.Contents)-1]
 	if responses := functionResponses(last); len(responses) > 0 {
-		return say(summarize(req.Contents, responses)), nil
+		return say(summarize(req.Contents, responses))
 	}
 	fc, err := ParseMessage(messageText(last))
 	switch {
 	case errors.Is(err, ErrNotCommand):
-		return say(d.help(req, "")), nil
+		return say(d.help(req, ""))
 	case err != nil:
-		return say(d.help(req, "I could not read that: "+err.Error()+".")), nil
+		return say(d.help(req, "I could not read that: "+err.Error()+"."))
 	}
 	if _, ok := req.Tools[fc.Name]; !ok {
-		return say(d.help(req, fmt.Sprintf("This agent does not offer %s.", fc.Name))), nil
+		return say(d.help(req, fmt.Sprintf("This agent does not offer %s.", fc.Name)))
 	}
-	return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: fc}}}, nil
+	return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: fc}}}
 }
 
 // say is a model turn of text.

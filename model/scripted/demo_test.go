@@ -300,3 +300,59 @@ func TestDemoReplyWithoutContents(t *testing.T) {
 	}
 	assert.Equal(t, DemoName, NewDemo().Name())
 }
+
+// TestDemoReplies: the answers the runner tests do not reach, from requests
+// built by hand.
+func TestDemoReplies(t *testing.T) {
+	var catalogueXML strings.Builder
+	catalogueXML.WriteString("<available_skills>\n")
+	for i := range demoListedSkills + 5 {
+		fmt.Fprintf(&catalogueXML, "<skill><name>s%02d</name><description>Skill %d.</description></skill>\n", i, i)
+	}
+	catalogueXML.WriteString("</available_skills>")
+	many := &genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText(catalogueXML.String(), genai.RoleUser)}
+	response := func(name string, resp map[string]any) *genai.Content {
+		return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: name, Response: resp}}}}
+	}
+	call := func(name string, args map[string]any) *genai.Content {
+		return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: name, Args: args}}}}
+	}
+	ok := map[string]any{"status": "success", "exit_code": 0, "stdout": "", "stderr": "", "output_files": []any{}, "warning": "2 files not saved"}
+	tests := []struct {
+		name string
+		req  *model.LLMRequest
+		want []string // pieces of the text, in order
+	}{
+		{"many skills", &model.LLMRequest{Config: many, Contents: []*genai.Content{genai.NewContentFromText("hi", genai.RoleUser)}},
+			[]string{"Skills (25):\n", "- `s19`: Skill 19.\n- … and 5 more\n"}},
+		{"another tool's response", &model.LLMRequest{Contents: []*genai.Content{call("list_skills", nil), response("list_skills", map[string]any{"skills": "x"})}},
+			[]string{"`list_skills` answered."}},
+		{"a response without its call", &model.LLMRequest{Contents: []*genai.Content{response(runscript.Name, ok)}},
+			[]string{"`run_skill_script` ran: success, exit code 0. Warning: 2 files not saved"}},
+		{"a call without a skill", &model.LLMRequest{Contents: []*genai.Content{call(runscript.Name, map[string]any{}), response(runscript.Name, ok)}},
+			[]string{"`run_skill_script` ran: success"}},
+		{"two calls", &model.LLMRequest{Contents: []*genai.Content{
+			{Role: genai.RoleModel, Parts: []*genai.Part{
+				{FunctionCall: &genai.FunctionCall{Name: runscript.Name, Args: map[string]any{"skill_name": "a", "script_path": "x.py"}}},
+				{FunctionCall: &genai.FunctionCall{Name: runscript.InlineName, Args: map[string]any{"language": "bash"}}}}},
+			{Role: genai.RoleUser, Parts: []*genai.Part{
+				{FunctionResponse: &genai.FunctionResponse{Name: runscript.Name, Response: ok}},
+				{FunctionResponse: &genai.FunctionResponse{Name: runscript.InlineName, Response: map[string]any{"error": "bad", "error_code": "INVALID_ARGUMENTS"}}}}}}},
+			[]string{"`x.py` of `a` ran: success", "\n\nYour bash script did not run: INVALID_ARGUMENTS: bad"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := NewDemo().Reply(tt.req)
+			require.NoError(t, err)
+			text := c.Parts[0].Text
+			rest := text
+			for _, piece := range tt.want {
+				i := strings.Index(rest, piece)
+				if !assert.GreaterOrEqual(t, i, 0, "the answer lacks %q (in order):\n%s", piece, text) {
+					break
+				}
+				rest = rest[i+len(piece):]
+			}
+		})
+	}
+}

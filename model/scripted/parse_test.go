@@ -47,6 +47,7 @@ func TestParseMessage(t *testing.T) {
 		{"a longer fence holds a shorter one", "run-inline bash\n````\ncat <<'EOF'\n```\nEOF\n````", "run_skill_inline_script", inline("bash", "cat <<'EOF'\n```\nEOF\n"), ""},
 		{"an indented fence", "run-inline bash\n   ```\n echo hi\n   ```", "run_skill_inline_script", inline("bash", " echo hi\n"), ""},
 		{"a code span is no fence", "run-inline bash\n```echo``` hi", "run_skill_inline_script", inline("bash", "```echo``` hi"), ""},
+		{"two backticks are no fence", "run-inline bash\n``x\necho", "run_skill_inline_script", inline("bash", "``x\necho"), ""},
 		{"four spaces is no fence", "run-inline bash\n    ```\necho", "run_skill_inline_script", inline("bash", "    ```\necho"), ""},
 
 		{"plain text", "write me a report", "", nil, ErrNotCommand.Error()},
