@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/internal/scripted"
+	"github.com/adkskills/adkskills/model/scripted"
 )
 
 // floodBytes is what flood.sh prints on each stream in the end-to-end

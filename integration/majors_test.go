@@ -19,7 +19,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/internal/adkglue"
-	"github.com/adkskills/adkskills/internal/scripted"
+	"github.com/adkskills/adkskills/model/scripted"
 	"github.com/adkskills/adkskills/skilltoolset"
 )
 

@@ -16,7 +16,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/internal/adktest"
-	"github.com/adkskills/adkskills/internal/scripted"
+	"github.com/adkskills/adkskills/model/scripted"
 	"github.com/adkskills/adkskills/skilltoolset"
 )
 

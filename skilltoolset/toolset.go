@@ -6,8 +6,10 @@
 //
 // Plug it into an agent:
 //
+//	exe := sandbox.New()
+//	if err := exe.Probe(ctx); err != nil { ... } // bubblewrap missing: say so now
 //	ts, err := skilltoolset.New(ctx, skilltoolset.NewFSSource(os.DirFS("skills")),
-//		skilltoolset.WithCodeExecutor(sandbox.New()))
+//		skilltoolset.WithCodeExecutor(exe))
 //	...
 //	a, err := llmagent.New(llmagent.Config{Name: "helper", Model: m, Toolsets: []tool.Toolset{ts}})
 //
@@ -20,6 +22,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -83,9 +87,25 @@ type variant struct {
 // what its ListResources(ctx, name, "") returns: for ADK's file system
 // source, the scripts/, references/ and assets/ folders.
 //
-// Prefer an fs.FS that cannot be escaped, such as (*os.Root).FS().
+// Prefer an fs.FS that cannot be escaped, such as (*os.Root).FS(). The
+// source of an os.DirFS names its folder in errors ("the skills folder
+// skills cannot be read: open skills: no such file or directory"); other
+// file systems say only what failed. (*os.Root).FS() needs no name: a
+// folder that cannot be read fails os.OpenRoot, which names it.
 func NewFSSource(fsys fs.FS) skill.Source {
-	return skillfs.New(fsys, nil)
+	return skillfs.New(fsys, nil).WithDir(dirFSName(fsys))
+}
+
+// dirFSType is the type os.DirFS returns: a string, the folder's name.
+var dirFSType = reflect.TypeOf(os.DirFS(""))
+
+// dirFSName is the folder an os.DirFS was made for, or "" for any other
+// file system.
+func dirFSName(fsys fs.FS) string {
+	if v := reflect.ValueOf(fsys); v.IsValid() && v.Type() == dirFSType {
+		return v.String()
+	}
+	return ""
 }
 
 // New returns a SkillToolset over source. The script tools are declared only
@@ -93,9 +113,17 @@ func NewFSSource(fsys fs.FS) skill.Source {
 // when some skill has a script the executor's interpreter table can run
 // (checked on every invocation, so a skill added later counts), and
 // run_skill_inline_script with WithInlineScripts(true).
+//
+// New refuses a source that cannot list its skills (a missing skills
+// folder, a file where the folder should be) and a NewFSSource folder that
+// is itself a skill, here rather than at the model's first request; a
+// folder with no skills yet is fine.
 func New(ctx context.Context, source skill.Source, opts ...Option) (*SkillToolset, error) {
 	if source == nil {
 		return nil, fmt.Errorf("skilltoolset: a skill source is required")
+	}
+	if err := checkSource(ctx, source); err != nil {
+		return nil, fmt.Errorf("skilltoolset: %w", err)
 	}
 	cfg := config{name: DefaultName}
 	for _, o := range opts {
@@ -162,6 +190,17 @@ func New(ctx context.Context, source skill.Source, opts ...Option) (*SkillToolse
 		}
 	}
 	return ts, nil
+}
+
+// checkSource reports a source that cannot list its skills.
+func checkSource(ctx context.Context, source skill.Source) error {
+	if s, ok := source.(*skillfs.Source); ok {
+		return s.Check()
+	}
+	if _, err := source.ListFrontmatters(ctx); err != nil {
+		return fmt.Errorf("the skill source cannot list its skills: %w", err)
+	}
+	return nil
 }
 
 // wrap makes t one of the toolset's tools: it declares itself and adds the

@@ -42,7 +42,7 @@ func TestBinaryExitCodes(t *testing.T) {
 		{"signal-sized exit code is clamped", []string{"run", "shell-tools", "scripts/fail.sh", "--", "130"}, 125, "exit code 130", ""},
 		{"timeout", []string{"run", "--timeout", "300ms", "shell-tools", "scripts/hang.sh"}, 124, ": timeout,", ""},
 		{"tool error", []string{"run", "no-such-skill", "scripts/x.py"}, 1, "", "adkskills: SKILL_NOT_FOUND: "},
-		{"usage error", []string{"run", "report-writer"}, 2, "", "Usage: adkskills run"},
+		{"usage error", []string{"run", "report-writer"}, 2, "", "adkskills: run needs a SKILL and a SCRIPT, e.g. adkskills run report-writer scripts/report.py -- Ada\nRun 'adkskills run --help' for its usage.\n"},
 		{"bad flag", []string{"list", "--colour"}, 2, "", "adkskills: list: unknown flag --colour (its flags: --skills)"},
 		{"help", []string{"run", "--help"}, 0, "Usage: adkskills run", ""},
 		{"validate errors", []string{"validate", "--skills", "testdata/badskills"}, 1, "10 skills, 10 problems (7 errors, 3 warnings)", ""},

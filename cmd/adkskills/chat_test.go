@@ -12,7 +12,7 @@ import (
 	"google.golang.org/adk/model"
 	"google.golang.org/genai"
 
-	"github.com/adkskills/adkskills/internal/scripted"
+	"github.com/adkskills/adkskills/model/scripted"
 )
 
 func TestWithoutCredentials(t *testing.T) {
@@ -23,6 +23,7 @@ func TestWithoutCredentials(t *testing.T) {
 		assert.Contains(t, o.stderr, "export GOOGLE_API_KEY=")
 		assert.Contains(t, o.stderr, "https://aistudio.google.com/apikey")
 		assert.Contains(t, o.stderr, "GOOGLE_GENAI_USE_VERTEXAI=true")
+		assert.Contains(t, o.stderr, "adkskills "+args[0]+" --demo\n")
 		assert.Empty(t, o.stdout)
 	}
 }

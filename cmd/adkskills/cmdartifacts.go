@@ -18,8 +18,10 @@ import (
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
-const artifactsAbout = `Lists the artifacts of a session of the store (ls, the default): name,
-number of versions, latest version, its size and MIME type. cat prints the
+const artifactsAbout = `Lists the artifacts of a session of the store (ls, the default): the file
+each one holds (its path as the script wrote it; - for a file no script
+wrote, such as an upload), the artifact's name, number of versions, latest
+version, its size and MIME type. cat prints the
 raw bytes of an artifact's latest version, or of --version N. NAME is the
 artifact name (dist∕report.zip) or the script's file path (dist/report.zip).
 --app, --user and --session pick the session, so an agent's own store
@@ -91,11 +93,18 @@ func (c *cli) artifactsLs(ctx context.Context, store *fileartifact.Service, dir 
 	}
 	names := slices.Sorted(slices.Values(list.FileNames))
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVERSIONS\tLATEST\tSIZE\tMIME")
+	fmt.Fprintln(tw, "FILE\tARTIFACT\tVERSIONS\tLATEST\tSIZE\tMIME")
 	for _, name := range names {
+		// The file's path, not the escaped name it is saved (and stored on
+		// disk) under: what the script wrote, and what cat takes.
+		file := "-"
+		if p, ok := runscript.ArtifactPath(name); ok {
+			file = runscript.DisplayPath(p)
+		}
+		shown := runscript.Visible(name)
 		vs, err := store.Versions(ctx, &artifact.VersionsRequest{AppName: app, UserID: userID, SessionID: sessionID, FileName: name})
 		if err != nil || len(vs.Versions) == 0 {
-			fmt.Fprintf(tw, "%s\t?\t?\t?\t%v\n", name, err)
+			fmt.Fprintf(tw, "%s\t%s\t?\t?\t?\t%v\n", file, shown, err)
 			continue
 		}
 		latest := slices.Max(vs.Versions)
@@ -108,7 +117,7 @@ func (c *cli) artifactsLs(ctx context.Context, store *fileartifact.Service, dir 
 				size = humanSize(fi.Size())
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", name, len(vs.Versions), latest, size, mime)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", file, shown, len(vs.Versions), latest, size, mime)
 	}
 	if err := tw.Flush(); err != nil {
 		c.errorf("%v", err)

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/adk/tool/toolconfirmation"
 	"google.golang.org/genai"
 
+	"github.com/adkskills/adkskills/model/scripted"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
@@ -23,8 +24,13 @@ text and one line per tool call and result. With --inline the model may
 also write its own scripts; each one is shown to you and runs only if you
 answer y. Type /quit or press Ctrl-D to leave.
 
-Needs Gemini credentials: GOOGLE_API_KEY or GEMINI_API_KEY (a Gemini API
-key from https://aistudio.google.com/apikey), or Vertex AI
+With --demo the model is a built-in one that needs no key and no network:
+the message "run SKILL SCRIPT [ARGS...]" runs that script, "run-inline
+LANGUAGE" followed by the code in a ` + "```" + ` block (typed over several lines)
+runs that code once you approve it, and any other message lists the skills.
+
+Needs Gemini credentials, unless --demo: GOOGLE_API_KEY or GEMINI_API_KEY (a
+Gemini API key from https://aistudio.google.com/apikey), or Vertex AI
 (GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and
 GOOGLE_CLOUD_LOCATION, and application default credentials).`
 
@@ -37,6 +43,7 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 	skills := skillsFlag(fs)
 	modelName := fs.String("model", defaultModel, "the Gemini `MODEL`")
 	inline := fs.Bool("inline", false, "offer run_skill_inline_script: the model may write scripts, each run only after you approve it")
+	demo := fs.Bool("demo", false, "use the built-in demo model, which needs no key: a message 'run SKILL SCRIPT [ARGS...]' runs that script (implies --inline)")
 	var st storeFlags
 	st.register(fs)
 	var ex execFlags
@@ -51,7 +58,10 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 	if err := ex.check(); err != nil {
 		return c.usageError(fs, "chat: %v", err)
 	}
-	if msg := c.missingCredentials("chat"); msg != "" {
+	if *demo && fs.given("model") {
+		return c.usageError(fs, "chat: --demo is the built-in demo model: leave out --model")
+	}
+	if msg := c.missingCredentials("chat"); msg != "" && !*demo {
 		io.WriteString(c.stderr, msg)
 		return exitUsage
 	}
@@ -61,7 +71,7 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 	}
 	defer wb.root.Close()
 	a, err := c.newAgent(ctx, wb, agentConfig{name: "adkskills_chat", description: "A terminal assistant that uses Agent Skills.",
-		instruction: chatInstruction, model: *modelName, inline: *inline, exec: ex})
+		instruction: chatInstruction, model: *modelName, inline: *inline || *demo, demo: *demo, exec: ex})
 	if err != nil {
 		c.errorf("%v", err)
 		return exitFailure
@@ -79,18 +89,26 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 		return exitFailure
 	}
 	fmt.Fprintf(c.stdout, "adkskills chat: %s, skills from %s, files saved to %s (session %q). /quit or Ctrl-D to leave.\n",
-		*modelName, dir, storeDir, st.session)
-	return c.chatLoop(ctx, r, userID, st.session)
+		modelLabel(*modelName, *demo), dir, storeDir, st.session)
+	return c.chatLoop(ctx, r, userID, st.session, *demo)
 }
 
 // chatLoop reads the user's lines and runs a turn for each (and one more
 // for each answer to a confirmation request) until /quit, /exit, the end
-// of input or an interrupt.
-func (c *cli) chatLoop(ctx context.Context, r *runner.Runner, userID, sessionID string) int {
+// of input or an interrupt. For the demo model, a message that is not
+// complete yet (scripted.NeedsMore: a run-inline command before its code, a
+// code block not closed) goes on over the next lines.
+func (c *cli) chatLoop(ctx context.Context, r *runner.Runner, userID, sessionID string, demo bool) int {
 	in := bufio.NewReader(c.stdin)
 	for {
 		fmt.Fprint(c.stdout, "you> ")
 		line, readErr := in.ReadString('\n')
+		for demo && readErr == nil && scripted.NeedsMore(line) {
+			fmt.Fprint(c.stdout, "...> ")
+			var more string
+			more, readErr = in.ReadString('\n')
+			line += more
+		}
 		text := strings.TrimSpace(line)
 		if text == "/quit" || text == "/exit" || (text == "" && readErr != nil) {
 			fmt.Fprintln(c.stdout)

@@ -16,7 +16,9 @@ import (
 var listAbout = fmt.Sprintf(`Lists the skills of the skills folder: name, description and the files
 run_skill_script can run (by extension, or by a #! line; entry points
 first, at most %d named), then the skill folders that cannot be loaded, with
-the reason (run adkskills validate for every problem, with line numbers).`, skillfs.MaxListedScripts)
+the reason (run adkskills validate for every problem, with line numbers).
+Hidden folders are not skills; those holding skill folders (as .curated
+does in openai/skills) are named on stderr, with the --skills to list them.`, skillfs.MaxListedScripts)
 
 func listCommand(ctx context.Context, c *cli, args []string) int {
 	fs := newFlagSet("list", "adkskills list [--skills DIR]", listAbout)
@@ -26,7 +28,7 @@ func listCommand(ctx context.Context, c *cli, args []string) int {
 		return code
 	}
 	if len(pos) > 0 {
-		return c.usageError(fs, "list: unexpected argument %q", pos[0])
+		return c.unexpectedDir(fs, pos, "list the skills in")
 	}
 	dir := c.skillsDir(*skills)
 	root, err := c.openSkills(dir)
@@ -67,6 +69,7 @@ func listCommand(ctx context.Context, c *cli, args []string) int {
 			fmt.Fprintf(w, "    scripts: %s\n", skillfs.ListScripts(scripts))
 		}
 	}
+	hidden := c.hiddenNotes(root, dir, "list")
 	if len(found) == 0 {
 		fmt.Fprintf(w, "no skills in %s (a skill is a folder holding a %s)\n", dir, skillfs.SkillFile)
 		return exitOK
@@ -87,8 +90,43 @@ func listCommand(ctx context.Context, c *cli, args []string) int {
 	if len(problems) > 0 {
 		fmt.Fprintf(w, "; %s cannot be loaded (adkskills validate shows every problem)", plural(len(problems), "folder", "folders"))
 	}
+	if hidden > 0 {
+		fmt.Fprintf(w, "; %s skipped", plural(hidden, "hidden folder", "hidden folders"))
+	}
 	fmt.Fprintln(w)
 	return exitOK
+}
+
+// unexpectedDir is the usage error of list and validate given a folder
+// where --skills was meant: one argument is taken for that folder.
+func (c *cli) unexpectedDir(fs *flagSet, pos []string, purpose string) int {
+	if len(pos) > 1 {
+		return c.usageError(fs, "%s: unexpected argument %q", fs.Name(), pos[0])
+	}
+	return c.usageError(fs, "%s: unexpected argument %q: to %s %s, run adkskills %s --skills %s",
+		fs.Name(), pos[0], purpose, pos[0], fs.Name(), shellWord(pos[0]))
+}
+
+// hiddenNotes says, on stderr, which hidden folders of the skills folder dir
+// hold skills that list and validate passed over, and how to include them.
+// It returns how many it named.
+func (c *cli) hiddenNotes(root *os.Root, dir, command string) int {
+	hidden, err := skillfs.HiddenFolders(root.FS())
+	if err != nil {
+		return 0
+	}
+	for _, h := range hidden {
+		p := filepath.Join(dir, h.Dir)
+		switch {
+		case h.Skills > 0:
+			c.errorf("%s: a hidden folder, skipped: for its %s, run adkskills %s --skills %s",
+				p, plural(h.Skills, "skill folder", "skill folders"), command, shellWord(p))
+		default:
+			c.errorf("%s: a hidden folder, skipped: it holds a %s, but a skill's name (its folder's) cannot start with a dot",
+				p, skillfs.SkillFile)
+		}
+	}
+	return len(hidden)
 }
 
 // wrap writes text word-wrapped to width columns, each line indented.
@@ -122,7 +160,10 @@ parses (errors with line numbers), name and description follow the rules of
 ADK's own parser, the name matches the folder, scripts/ holds only files an
 interpreter runs. Keys outside the specification are warnings. Prints one
 FILE:LINE: message line per problem, then a summary; the exit status is 1
-when there is any error. DIR may also be a single skill folder.`
+when there is any error, or no skill at all. DIR may also be a single skill
+folder. Hidden folders are not skills; those holding skill folders (as
+.curated does in openai/skills) are named on stderr, with the --skills to
+check them.`
 
 func validateCommand(_ context.Context, c *cli, args []string) int {
 	fs := newFlagSet("validate", "adkskills validate [--skills DIR]", validateAbout)
@@ -132,7 +173,7 @@ func validateCommand(_ context.Context, c *cli, args []string) int {
 		return code
 	}
 	if len(pos) > 0 {
-		return c.usageError(fs, "validate: unexpected argument %q", pos[0])
+		return c.unexpectedDir(fs, pos, "check the skills in")
 	}
 	dir := c.skillsDir(*skills)
 	fi, err := os.Stat(c.abs(dir))
@@ -180,8 +221,20 @@ func validateCommand(_ context.Context, c *cli, args []string) int {
 		p.Path = filepath.Join(dir, filepath.FromSlash(p.Path))
 		fmt.Fprintln(c.stdout, p)
 	}
+	hidden := 0
+	if only == "" {
+		hidden = c.hiddenNotes(root, dir, "validate")
+	}
 	fmt.Fprintf(c.stdout, "%s, %s (%s, %s)\n", plural(nSkills, "skill", "skills"),
 		plural(errs+warns, "problem", "problems"), plural(errs, "error", "errors"), plural(warns, "warning", "warnings"))
+	if nSkills == 0 {
+		why := fmt.Sprintf("no skills in %s: a skill is a folder in it holding a %s", dir, skillfs.SkillFile)
+		if hidden > 0 {
+			why += " (hidden folders aside: see above)"
+		}
+		c.errorf("validate: %s", why)
+		return exitFailure
+	}
 	if errs > 0 {
 		return exitFailure
 	}

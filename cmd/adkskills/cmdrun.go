@@ -28,9 +28,9 @@ import (
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/fileartifact"
 	"github.com/adkskills/adkskills/internal/encoding"
-	"github.com/adkskills/adkskills/internal/scripted"
 	"github.com/adkskills/adkskills/internal/skillfs"
 	"github.com/adkskills/adkskills/internal/valid"
+	"github.com/adkskills/adkskills/model/scripted"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
@@ -122,7 +122,7 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 		return exitFailure
 	}
 	return c.reportRun(res, root, call, &logs, *asJSON, func() {
-		c.printInputs(saved)
+		c.printInputs(saved, inputArtifacts, timed.staged())
 		c.printRun(store, st.session, call, res, timed.duration())
 	})
 }
@@ -316,16 +316,31 @@ func declared(fc *genai.FunctionCall) scripted.Step {
 	}
 }
 
-// timedExecutor records the duration of the run it passes on; the response
-// the model gets has none.
+// timedExecutor records the duration of the run it passes on, which the
+// response the model gets has not, and the files staged over the skill:
+// for run_skill_script, the input files.
 type timedExecutor struct {
 	codeexec.Executor
 
-	mu   sync.Mutex
-	last time.Duration
+	mu     sync.Mutex
+	last   time.Duration
+	inputs []stagedFile
+}
+
+// stagedFile is a file a request staged over the skill folder.
+type stagedFile struct {
+	path string
+	size int64
 }
 
 func (t *timedExecutor) Execute(ctx context.Context, req *codeexec.Request) (*codeexec.Result, error) {
+	inputs := make([]stagedFile, 0, len(req.Files))
+	for _, f := range req.Files {
+		inputs = append(inputs, stagedFile{path: f.Path, size: int64(len(f.Data))})
+	}
+	t.mu.Lock()
+	t.inputs = inputs
+	t.mu.Unlock()
 	res, err := t.Executor.Execute(ctx, req)
 	if res != nil {
 		t.mu.Lock()
@@ -339,6 +354,13 @@ func (t *timedExecutor) duration() time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.last
+}
+
+// staged returns the files the last run staged over the skill folder.
+func (t *timedExecutor) staged() []stagedFile {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.inputs
 }
 
 // printRun prints the readable summary of a run.
@@ -456,13 +478,33 @@ func (c *cli) saveInputs(ctx context.Context, store artifact.Service, sessionID 
 	return uploads, nil
 }
 
-// printInputs lists the --input files as saved.
-func (c *cli) printInputs(saved []upload) {
-	if len(saved) == 0 {
+// printInputs lists the --input files as saved, then the files the
+// --input-artifact entries passed in (what the run staged besides them).
+func (c *cli) printInputs(saved []upload, entries []string, staged []stagedFile) {
+	if len(saved) == 0 && len(entries) == 0 {
 		return
 	}
 	fmt.Fprintf(c.stdout, "== input files ==\n")
+	uploaded := map[string]bool{}
 	for _, u := range saved {
+		uploaded[u.path] = true
 		fmt.Fprintf(c.stdout, "%s -> artifact %q version %d, passed in as %s\n", u.file, u.artifact, u.version, runscript.DisplayPath(u.path))
+	}
+	if len(entries) == 0 {
+		return
+	}
+	var found []stagedFile
+	for _, f := range staged {
+		if !uploaded[f.path] {
+			found = append(found, f)
+		}
+	}
+	quoted := make([]string, len(entries))
+	for i, e := range entries {
+		quoted[i] = shellWord(e)
+	}
+	fmt.Fprintf(c.stdout, "--input-artifact %s passed in %s:\n", strings.Join(quoted, ", "), plural(len(found), "file", "files"))
+	for _, f := range found {
+		fmt.Fprintf(c.stdout, "    %s (%s)\n", runscript.DisplayPath(f.path), humanSize(f.size))
 	}
 }

@@ -35,13 +35,19 @@ its own scripts; the UI asks you to approve each one before it runs: click
 the adk_request_confirmation chip to read the script, and answer yes or no
 in its box.
 
+With --demo the model is a built-in one that needs no key and no network:
+the message "run SKILL SCRIPT [ARGS...]" runs that script, "run-inline
+LANGUAGE" with the code on the next lines runs that code once you approve
+it, and any other message lists the skills.
+
 The server answers only requests from this machine unless --allow-remote is
 given: whoever reaches it can run the skills' scripts on this host. Press
 Ctrl-C to stop it.
 
-Needs Gemini credentials: GOOGLE_API_KEY or GEMINI_API_KEY (a Gemini API
-key), or Vertex AI (GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT
-and GOOGLE_CLOUD_LOCATION, and application default credentials).`
+Needs Gemini credentials, unless --demo: GOOGLE_API_KEY or GEMINI_API_KEY
+(a Gemini API key), or Vertex AI (GOOGLE_GENAI_USE_VERTEXAI=true with
+GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION, and application default
+credentials).`
 
 const webInstruction = "You are a helpful assistant in ADK's web UI. " +
 	"Use the skills when they fit the request, run their scripts with the tools you have, " +
@@ -63,6 +69,7 @@ func webCommand(ctx context.Context, c *cli, args []string) int {
 	skills := skillsFlag(fs)
 	modelName := fs.String("model", defaultModel, "the Gemini `MODEL`")
 	inline := fs.Bool("inline", false, "offer run_skill_inline_script: the model may write scripts, each run only after you approve it in the UI")
+	demo := fs.Bool("demo", false, "use the built-in demo model, which needs no key: a message 'run SKILL SCRIPT [ARGS...]' runs that script (implies --inline)")
 	port := fs.Int("port", 8080, "serve on this TCP `PORT`")
 	writeTimeout := fs.Duration("write-timeout", 0, "the longest a turn's reply may take before ADK's server cuts it, a `DURATION` (default --timeout plus 2m)")
 	allowRemote := fs.Bool("allow-remote", false, "answer requests from other machines too (anyone who reaches the port can run the skills' scripts here)")
@@ -89,7 +96,10 @@ func webCommand(ctx context.Context, c *cli, args []string) int {
 	if *writeTimeout <= ex.timeout {
 		return c.usageError(fs, "web: --write-timeout (%v) must be longer than --timeout (%v), or ADK's server cuts a turn whose script is still running", *writeTimeout, ex.timeout)
 	}
-	if msg := c.missingCredentials("web"); msg != "" {
+	if *demo && fs.given("model") {
+		return c.usageError(fs, "web: --demo is the built-in demo model: leave out --model")
+	}
+	if msg := c.missingCredentials("web"); msg != "" && !*demo {
 		fmt.Fprint(c.stderr, msg)
 		return exitUsage
 	}
@@ -99,7 +109,7 @@ func webCommand(ctx context.Context, c *cli, args []string) int {
 	}
 	defer wb.root.Close()
 	a, err := c.newAgent(ctx, wb, agentConfig{name: webAgentName, description: "An assistant that uses Agent Skills, in ADK's web UI.",
-		instruction: webInstruction, model: *modelName, inline: *inline, exec: ex})
+		instruction: webInstruction, model: *modelName, inline: *inline || *demo, demo: *demo, exec: ex})
 	if err != nil {
 		c.errorf("%v", err)
 		return exitFailure
@@ -119,7 +129,7 @@ func webCommand(ctx context.Context, c *cli, args []string) int {
 		PluginConfig:    runner.PluginConfig{Plugins: []*plugin.Plugin{confirm}},
 	}
 	fmt.Fprintf(c.stdout, "adkskills web: open http://localhost:%d/ui/ (%s, skills from %s, files saved to %s). Ctrl-C to stop.\n",
-		*port, *modelName, wb.skillsDir, wb.storeDir)
+		*port, modelLabel(*modelName, *demo), wb.skillsDir, wb.storeDir)
 	if err := serveWeb(ctx, l, cfg, args); err != nil {
 		c.errorf("web: %v", err)
 		return exitFailure

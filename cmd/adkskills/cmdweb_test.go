@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/adkskills/adkskills/internal/scripted"
+	"github.com/adkskills/adkskills/model/scripted"
 )
 
 func TestWebUsage(t *testing.T) {

@@ -55,6 +55,8 @@ func TestRunInputs(t *testing.T) {
 
 	o = invoke(t, invocation{vars: vars, args: []string{"run", "--skills", skills, "--input-artifact", "unpacked/**", "office-roundtrip", "scripts/pack.py", "--", "unpacked", "dist/letter.docx"}})
 	require.Equal(t, exitOK, o.code, o.stderr)
+	assert.True(t, strings.HasPrefix(o.stdout, "== input files ==\n--input-artifact 'unpacked/**' passed in 2 files:\n"+
+		"    unpacked/[Content_Types].xml (8 B)\n    unpacked/word/document.xml (16 B)\n== stdout ==\n"), o.stdout)
 	assert.Contains(t, o.stdout, "packed 2 parts into dist/letter.docx in office-roundtrip")
 	assert.Len(t, printedFiles(t, o.stdout), 1, o.stdout)
 
@@ -76,7 +78,8 @@ func TestRunInputs(t *testing.T) {
 	o = invoke(t, invocation{vars: vars, args: []string{"run", "--skills", skills, "--input", doc, "--input-artifact", "unpacked/**",
 		"office-roundtrip", "scripts/unpack.py", "--", "letter.docx", "unpacked"}})
 	require.Equal(t, exitOK, o.code, o.stderr)
-	assert.Contains(t, o.stdout, `-> artifact "letter.docx" version 2,`, "the same file again is a new version")
+	assert.True(t, strings.HasPrefix(o.stdout, "== input files ==\n"+doc+` -> artifact "letter.docx" version 2, passed in as letter.docx`+"\n"+
+		"--input-artifact 'unpacked/**' passed in 2 files:\n"), "the same file again is a new version; the upload is not listed twice:\n%s", o.stdout)
 	assert.Empty(t, printedFiles(t, o.stdout), "unpacked over the tree it was given, the same bytes: nothing changed")
 }
 
@@ -129,7 +132,7 @@ func TestArtifactsBrowsesAnAgentsStore(t *testing.T) {
 
 	ls := invoke(t, invocation{vars: vars, args: append([]string{"artifacts", "ls"}, scope...)})
 	require.Equal(t, exitOK, ls.code, ls.stderr)
-	assert.Regexp(t, `(?m)^dist∕report\.md\s+1\s+1\s+8 B\s+text/markdown$`, ls.stdout)
+	assert.Regexp(t, `(?m)^dist/report\.md\s+dist∕report\.md\s+1\s+1\s+8 B\s+text/markdown$`, ls.stdout)
 	cat := invoke(t, invocation{vars: vars, args: append([]string{"artifacts", "cat", "dist/report.md"}, scope...)})
 	require.Equal(t, exitOK, cat.code, cat.stderr)
 	assert.Equal(t, "# report", cat.stdout)
@@ -140,4 +143,28 @@ func TestArtifactsBrowsesAnAgentsStore(t *testing.T) {
 	bad := invoke(t, invocation{vars: vars, args: []string{"artifacts", "ls", "--app", ""}})
 	assert.Equal(t, exitUsage, bad.code)
 	assert.Contains(t, bad.stderr, "--app must not be empty")
+}
+
+// TestArtifactsLsShowsFiles: ls names each artifact's file as the script
+// wrote it (not its escaped name, which is what the store's folders on disk
+// are named after), reads an earlier release's names, shows "-" for a name
+// no script file has, and escapes what would rewrite the terminal.
+func TestArtifactsLsShowsFiles(t *testing.T) {
+	vars, dir := store(t)
+	s, err := fileartifact.New(dir)
+	require.NoError(t, err)
+	for _, name := range []string{"dist∕data∕summary.json", "out%2Fx.txt", "~7E.txt", "\x1b[31mred"} {
+		_, err := s.Save(context.Background(), &artifact.SaveRequest{AppName: appName, UserID: "tester", SessionID: defaultSession, FileName: name,
+			Part: genai.NewPartFromBytes([]byte("x"), "text/plain")})
+		require.NoError(t, err)
+	}
+	ls := invoke(t, invocation{vars: vars, user: "tester", args: []string{"artifacts"}})
+	require.Equal(t, exitOK, ls.code, ls.stderr)
+	lines := strings.Split(strings.TrimSpace(ls.stdout), "\n")
+	require.Len(t, lines, 5, ls.stdout)
+	assert.Regexp(t, `^-\s+\\x1b\[31mred\s+1\s+1\s+1 B\s+text/plain$`, lines[1])
+	assert.Regexp(t, `^dist/data/summary\.json\s+dist∕data∕summary\.json\s+1 `, lines[2])
+	assert.Regexp(t, `^out/x\.txt\s+out%2Fx\.txt\s+1 `, lines[3])
+	assert.Regexp(t, `^~\.txt\s+~7E\.txt\s+1 `, lines[4])
+	assert.NotContains(t, ls.stdout, "\x1b")
 }

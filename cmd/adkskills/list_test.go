@@ -202,3 +202,58 @@ func TestValidateMissingFolder(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(o.stderr, "\n"), o.stderr)
 	assert.Contains(t, o.stderr, "does not exist or is not a folder")
 }
+
+// TestHiddenAndEmptySkillFolders: list and validate name the hidden folders
+// they pass over that hold skills, with the command that includes them, and
+// validate of no skill at all fails and says why.
+func TestHiddenAndEmptySkillFolders(t *testing.T) {
+	layout := func(dirs ...string) string {
+		root := t.TempDir()
+		for _, d := range dirs {
+			require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+			name := filepath.Base(d)
+			require.NoError(t, os.WriteFile(filepath.Join(root, d, "SKILL.md"), []byte("---\nname: "+name+"\ndescription: A skill.\n---\n"), 0o644))
+		}
+		return root
+	}
+	openai := layout(".curated/a", ".curated/b", ".system/c", ".git/x")
+	mixed := layout("good", ".draft")
+	empty := t.TempDir()
+	noSkills := func(dir string, hidden bool) string {
+		s := "adkskills: validate: no skills in " + dir + ": a skill is a folder in it holding a SKILL.md"
+		if hidden {
+			s += " (hidden folders aside: see above)"
+		}
+		return s + "\n"
+	}
+	tests := []struct {
+		name     string
+		cmd, dir string
+		code     int
+		stdout   string // a piece of stdout
+		stderr   string // the whole of stderr
+	}{
+		{"validate, skills only in hidden folders", "validate", openai, exitFailure, "0 skills, 0 problems (0 errors, 0 warnings)\n",
+			"adkskills: " + openai + "/.curated: a hidden folder, skipped: for its 2 skill folders, run adkskills validate --skills " + openai + "/.curated\n" +
+				"adkskills: " + openai + "/.system: a hidden folder, skipped: for its 1 skill folder, run adkskills validate --skills " + openai + "/.system\n" +
+				noSkills(openai, true)},
+		{"list, skills only in hidden folders", "list", openai, exitOK, "no skills in " + openai,
+			"adkskills: " + openai + "/.curated: a hidden folder, skipped: for its 2 skill folders, run adkskills list --skills " + openai + "/.curated\n" +
+				"adkskills: " + openai + "/.system: a hidden folder, skipped: for its 1 skill folder, run adkskills list --skills " + openai + "/.system\n"},
+		{"validate, the suggested command", "validate", openai + "/.curated", exitOK, "2 skills, 0 problems", ""},
+		{"validate, a hidden skill folder", "validate", mixed, exitOK, "1 skill, 0 problems",
+			"adkskills: " + mixed + "/.draft: a hidden folder, skipped: it holds a SKILL.md, but a skill's name (its folder's) cannot start with a dot\n"},
+		{"list, a hidden skill folder", "list", mixed, exitOK, "1 skill in " + mixed + "; 1 hidden folder skipped\n",
+			"adkskills: " + mixed + "/.draft: a hidden folder, skipped: it holds a SKILL.md, but a skill's name (its folder's) cannot start with a dot\n"},
+		{"validate, an empty folder", "validate", empty, exitFailure, "0 skills, 0 problems", noSkills(empty, false)},
+		{"list, an empty folder", "list", empty, exitOK, "no skills in " + empty, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := invoke(t, invocation{args: []string{tt.cmd, "--skills", tt.dir}})
+			assert.Equal(t, tt.code, o.code, o.stderr)
+			assert.Contains(t, o.stdout, tt.stdout)
+			assert.Equal(t, tt.stderr, o.stderr)
+		})
+	}
+}

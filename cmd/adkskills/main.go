@@ -6,9 +6,9 @@
 //	adkskills run [flags] SKILL SCRIPT [-- ARGS...]   run a skill's script through the toolset
 //	adkskills list [--skills DIR]                     skills, descriptions, scripts, problems
 //	adkskills validate [--skills DIR]                 check skills against the Agent Skills rules
-//	adkskills chat [flags]                            talk to a Gemini agent that uses the skills
+//	adkskills chat [--demo] [flags]                   talk to an agent that uses the skills
 //	adkskills artifacts [ls | cat NAME [--version N]] the files runs saved
-//	adkskills web [flags]                             serve that agent in ADK's web UI
+//	adkskills web [--demo] [flags]                    serve that agent in ADK's web UI
 //
 // run builds the same SkillToolset an agent gets (skilltoolset.New), an
 // llmagent driven by a scripted model that makes exactly one
@@ -37,7 +37,12 @@
 // Gemini credentials as the genai client reads them (GOOGLE_API_KEY or
 // GEMINI_API_KEY, or Vertex AI through GOOGLE_GENAI_USE_VERTEXAI,
 // GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION); without them they say what
-// to set and exit 2. Every command takes --help; adkskills --version
+// to set and exit 2. With --demo they need none: the model is the built-in
+// demo model (model/scripted), for which a message "run SKILL SCRIPT
+// [ARGS...]" is that run_skill_script call.
+//
+// A usage error prints its cause and one line pointing at the command's
+// --help, and exits 2. Every command takes --help; adkskills --version
 // prints the module version (or "(devel)" for a build from a checkout).
 package main
 
@@ -102,9 +107,9 @@ var commands = []command{
 	{"run", "run a skill's script as an agent would, through the toolset", runCommand},
 	{"list", "list the skills, their descriptions, runnable scripts and problems", listCommand},
 	{"validate", "check every skill folder against the Agent Skills rules", validateCommand},
-	{"chat", "talk to a Gemini agent that can use the skills in the terminal", chatCommand},
+	{"chat", "talk to an agent that can use the skills in the terminal (--demo: no key needed)", chatCommand},
 	{"artifacts", "list the files runs saved (ls) or print one (cat NAME)", artifactsCommand},
-	{"web", "serve a Gemini agent that uses the skills in ADK's web UI", webCommand},
+	{"web", "serve an agent that uses the skills in ADK's web UI (--demo: no key needed)", webCommand},
 }
 
 // cli carries the streams and the environment of one invocation.
@@ -141,7 +146,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd, ok := lookup(name)
 	if !ok {
 		c.errorf("unknown command %q", name)
-		c.mainUsage(stderr)
+		fmt.Fprintln(stderr, "Run 'adkskills --help' for the commands.")
 		return exitUsage
 	}
 	return cmd.run(ctx, c, args[1:])
@@ -168,11 +173,12 @@ func (c *cli) errorf(format string, args ...any) {
 	fmt.Fprintf(c.stderr, "adkskills: "+format+"\n", args...)
 }
 
-// usageError prints an error line and the command's usage to stderr and
-// returns exitUsage.
+// usageError prints an error line and where the command's usage is to
+// stderr, and returns exitUsage. The cause is the news; the usage is one
+// --help away.
 func (c *cli) usageError(fs *flagSet, format string, args ...any) int {
 	c.errorf(format, args...)
-	fs.usage(c.stderr)
+	fmt.Fprintf(c.stderr, "Run 'adkskills %s --help' for its usage.\n", fs.Name())
 	return exitUsage
 }
 
@@ -219,7 +225,7 @@ func (fs *flagSet) usage(w io.Writer) {
 // parse parses flags given anywhere among the positional arguments, up to a
 // "--"; the arguments after "--" are returned apart. done is true when the
 // command must stop with status code: --help (usage on stdout, 0) or a bad
-// flag (error and usage on stderr, 2).
+// flag (the error and a pointer to --help on stderr, 2).
 func (c *cli) parse(fs *flagSet, args []string) (pos, rest []string, code int, done bool) {
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, rest = args[:i], args[i+1:]
@@ -276,4 +282,11 @@ func oneLine(s string, max int) string {
 		s = string(r[:max-1]) + "…"
 	}
 	return s
+}
+
+// given reports whether the command line set the flag name.
+func (fs *flagSet) given(name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

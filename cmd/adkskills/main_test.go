@@ -98,25 +98,12 @@ func TestHelpAndUsage(t *testing.T) {
 		{name: "help", args: []string{"--help"}, code: exitOK, stdout: "adkskills runs Agent Skills' scripts"},
 		{name: "help word", args: []string{"help"}, code: exitOK, stdout: "adkskills runs"},
 		{name: "help for a command", args: []string{"help", "validate"}, code: exitOK, stdout: "Usage: adkskills validate [--skills DIR]"},
-		{name: "unknown command", args: []string{"frobnicate"}, code: exitUsage, stderr: `adkskills: unknown command "frobnicate"`},
 		{name: "run help", args: []string{"run", "--help"}, code: exitOK, stdout: "Usage: adkskills run [flags] SKILL SCRIPT [-- ARGS...]"},
 		{name: "run -h", args: []string{"run", "-h"}, code: exitOK, stdout: "Usage: adkskills run"},
 		{name: "list help", args: []string{"list", "--help"}, code: exitOK, stdout: "Usage: adkskills list [--skills DIR]"},
 		{name: "validate help", args: []string{"validate", "--help"}, code: exitOK, stdout: "Usage: adkskills validate"},
 		{name: "chat help", args: []string{"chat", "--help"}, code: exitOK, stdout: "Usage: adkskills chat [flags]"},
 		{name: "artifacts help", args: []string{"artifacts", "--help"}, code: exitOK, stdout: "Usage: adkskills artifacts [ls] [flags]"},
-		{name: "run bad flag", args: []string{"run", "--bogus", "a", "b"}, code: exitUsage,
-			stderr: "adkskills: run: unknown flag --bogus; the script's own arguments go after --: adkskills run SKILL SCRIPT -- --bogus\nUsage: adkskills run"},
-		{name: "a script's flag before --", args: []string{"run", "report-writer", "scripts/report.py", "--name", "Ada"}, code: exitUsage,
-			stderr: "adkskills: run: unknown flag --name; the script's own arguments go after --: adkskills run SKILL SCRIPT -- --name\n"},
-		{name: "list bad flag", args: []string{"list", "--nope"}, code: exitUsage, stderr: "adkskills: list: unknown flag --nope (its flags: --skills)\nUsage: adkskills list"},
-		{name: "validate extra argument", args: []string{"validate", "x"}, code: exitUsage, stderr: `validate: unexpected argument "x"`},
-		{name: "chat bad flag", args: []string{"chat", "--timeout", "soon"}, code: exitUsage, stderr: "adkskills: chat: invalid value \"soon\" for --timeout DURATION\n"},
-		{name: "a flag without its value", args: []string{"run", "x", "y", "--timeout"}, code: exitUsage, stderr: "adkskills: run: --timeout needs a value: --timeout DURATION\n"},
-		{name: "a bad boolean", args: []string{"run", "--json=maybe", "x", "y"}, code: exitUsage, stderr: "adkskills: run: invalid value \"maybe\" for --json (true or false)\n"},
-		{name: "a bad number", args: []string{"artifacts", "cat", "x", "--version", "last"}, code: exitUsage, stderr: "adkskills: artifacts: invalid value \"last\" for --version N\n"},
-		{name: "bad flag syntax", args: []string{"list", "---x"}, code: exitUsage, stderr: "adkskills: list: bad flag syntax: ---x\n"},
-		{name: "artifacts bad flag", args: []string{"artifacts", "ls", "--x"}, code: exitUsage, stderr: "Usage: adkskills artifacts"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,6 +117,45 @@ func TestHelpAndUsage(t *testing.T) {
 				assert.Contains(t, o.stderr, tt.stderr)
 				assert.Empty(t, o.stdout)
 			}
+		})
+	}
+}
+
+// TestUsageErrors: a malformed command line is its cause on one line and
+// where the usage is on the next, nothing more, and exit status 2.
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		cause string // the first line, after "adkskills: "
+		help  string // the command whose --help the second line names ("": the main one)
+	}{
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`, ""},
+		{"run bad flag", []string{"run", "--bogus", "a", "b"}, "run: unknown flag --bogus; the script's own arguments go after --: adkskills run SKILL SCRIPT -- --bogus", "run"},
+		{"a script's flag before --", []string{"run", "report-writer", "scripts/report.py", "--name", "Ada"}, "run: unknown flag --name; the script's own arguments go after --: adkskills run SKILL SCRIPT -- --name", "run"},
+		{"run without a script", []string{"run", "report-writer"}, "run needs a SKILL and a SCRIPT, e.g. adkskills run report-writer scripts/report.py -- Ada", "run"},
+		{"list bad flag", []string{"list", "--nope"}, "list: unknown flag --nope (its flags: --skills)", "list"},
+		{"validate DIR", []string{"validate", "x"}, `validate: unexpected argument "x": to check the skills in x, run adkskills validate --skills x`, "validate"},
+		{"list DIR", []string{"list", "my skills"}, `list: unexpected argument "my skills": to list the skills in my skills, run adkskills list --skills 'my skills'`, "list"},
+		{"validate two arguments", []string{"validate", "x", "y"}, `validate: unexpected argument "x"`, "validate"},
+		{"chat bad flag", []string{"chat", "--timeout", "soon"}, `chat: invalid value "soon" for --timeout DURATION`, "chat"},
+		{"a flag without its value", []string{"run", "x", "y", "--timeout"}, "run: --timeout needs a value: --timeout DURATION", "run"},
+		{"a bad boolean", []string{"run", "--json=maybe", "x", "y"}, `run: invalid value "maybe" for --json (true or false)`, "run"},
+		{"a bad number", []string{"artifacts", "cat", "x", "--version", "last"}, `artifacts: invalid value "last" for --version N`, "artifacts"},
+		{"bad flag syntax", []string{"list", "---x"}, "list: bad flag syntax: ---x", "list"},
+		{"artifacts bad flag", []string{"artifacts", "ls", "--x"}, "artifacts: unknown flag --x (its flags: --app, --artifacts, --session, --user, --version)", "artifacts"},
+		{"web and a model with the demo", []string{"web", "--demo", "--model", "gemini-2.5-pro"}, "web: --demo is the built-in demo model: leave out --model", "web"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := invoke(t, invocation{args: tt.args})
+			assert.Equal(t, exitUsage, o.code)
+			pointer := "Run 'adkskills --help' for the commands.\n"
+			if tt.help != "" {
+				pointer = fmt.Sprintf("Run 'adkskills %s --help' for its usage.\n", tt.help)
+			}
+			assert.Equal(t, "adkskills: "+tt.cause+"\n"+pointer, o.stderr)
+			assert.Empty(t, o.stdout)
 		})
 	}
 }

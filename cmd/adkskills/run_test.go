@@ -24,7 +24,7 @@ import (
 	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/fileartifact"
-	"github.com/adkskills/adkskills/internal/scripted"
+	"github.com/adkskills/adkskills/model/scripted"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
@@ -237,10 +237,10 @@ func TestRunSavesToTheStore(t *testing.T) {
 	require.Equal(t, exitOK, ls.code, ls.stderr)
 	lines := strings.Split(strings.TrimSpace(ls.stdout), "\n")
 	require.Len(t, lines, 4, ls.stdout)
-	assert.Regexp(t, `^NAME\s+VERSIONS\s+LATEST\s+SIZE\s+MIME$`, lines[0])
-	assert.Regexp(t, `^badge\.png\s+2\s+2\s+\d+ B\s+image/png$`, lines[1])
-	assert.Regexp(t, `^dist∕data∕summary\.json\s+2\s+2\s+46 B\s+application/json$`, lines[2])
-	assert.Regexp(t, `^report\.md\s+2\s+2\s+\d+ B\s+text/markdown$`, lines[3])
+	assert.Regexp(t, `^FILE\s+ARTIFACT\s+VERSIONS\s+LATEST\s+SIZE\s+MIME$`, lines[0])
+	assert.Regexp(t, `^badge\.png\s+badge\.png\s+2\s+2\s+\d+ B\s+image/png$`, lines[1])
+	assert.Regexp(t, `^dist/data/summary\.json\s+dist∕data∕summary\.json\s+2\s+2\s+46 B\s+application/json$`, lines[2])
+	assert.Regexp(t, `^report\.md\s+report\.md\s+2\s+2\s+\d+ B\s+text/markdown$`, lines[3])
 
 	cats := []struct {
 		args []string

@@ -66,3 +66,14 @@ func (fs *flagSet) flagNames() string {
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
 	return strings.Join(names, ", ")
 }
+
+// shellWord quotes s for a POSIX shell when it needs it, so a command line
+// the user is told to run can be pasted as it is.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+=,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

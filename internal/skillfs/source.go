@@ -32,6 +32,7 @@ var skipDirs = map[string]bool{".git": true, "__pycache__": true}
 // Symbolic links inside a skill are never listed nor opened.
 type Source struct {
 	fsys   fs.FS
+	dir    string // the folder's name in errors ("": unknown)
 	logger *slog.Logger
 	warned sync.Map // skill folder + problem -> struct{}
 	// parsed remembers each skill folder's last SKILL.md and what reading
@@ -74,7 +75,7 @@ type Skill struct {
 func (s *Source) Scan() ([]Skill, error) {
 	folders, err := skillFolders(s.fsys)
 	if err != nil {
-		return nil, err
+		return nil, s.folderError(err)
 	}
 	out := make([]Skill, 0, len(folders))
 	for _, f := range folders {
@@ -294,7 +295,48 @@ func cleanRel(p string) (string, error) {
 
 // WithLogger returns a Source over the same files that logs to l.
 func (s *Source) WithLogger(l *slog.Logger) *Source {
-	return New(s.fsys, l)
+	return New(s.fsys, l).WithDir(s.dir)
+}
+
+// WithDir returns a Source over the same files whose errors name the skills
+// folder dir.
+func (s *Source) WithDir(dir string) *Source {
+	n := New(s.fsys, s.logger)
+	n.dir = dir
+	return n
+}
+
+// Check reports a skills folder that cannot be read at all, or that is
+// itself a skill: a Source that could list no skill. A folder with no
+// skills yet, or with some that do not load, passes: those are the
+// catalogue's to leave out, one by one.
+func (s *Source) Check() error {
+	folders, err := skillFolders(s.fsys)
+	if err != nil {
+		return s.folderError(err)
+	}
+	if fi, err := fs.Stat(s.fsys, SkillFile); err == nil && !fi.IsDir() && len(folders) == 0 {
+		return fmt.Errorf("the skills folder%s is itself a skill (it holds a %s): give the folder that contains it", s.named(), SkillFile)
+	}
+	return nil
+}
+
+// named is " NAME" for a Source that knows its folder's name, else "".
+func (s *Source) named() string {
+	if s.dir == "" {
+		return ""
+	}
+	return " " + s.dir
+}
+
+// folderError says that the skills folder cannot be read, naming it where
+// the error of an os.DirFS says only ".".
+func (s *Source) folderError(err error) error {
+	var pe *fs.PathError
+	if s.dir != "" && errors.As(err, &pe) && pe.Path == "." {
+		err = &fs.PathError{Op: pe.Op, Path: s.dir, Err: pe.Err}
+	}
+	return fmt.Errorf("the skills folder%s cannot be read: %w", s.named(), err)
 }
 
 // FS returns the skill folder name as a read-only file system: exactly the

@@ -104,7 +104,7 @@ const MaxBodyLines = 500
 func Validate(fsys fs.FS, table Table) (*Report, error) {
 	folders, err := skillFolders(fsys)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the skills folder cannot be read: %w", err)
 	}
 	r := &Report{}
 	if fi, err := fs.Stat(fsys, SkillFile); err == nil && !fi.IsDir() {

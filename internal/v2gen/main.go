@@ -47,7 +47,7 @@
 // what it writes.
 package main
 
-//go:generate go run . -root ../.. -adk v2.2.0 -exclude cmd,deploy,internal/v2gen
+//go:generate go run . -root ../.. -adk v2.2.0 -exclude cmd,deploy,docs,internal/v2gen
 
 import (
 	"flag"

@@ -27,7 +27,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec/local"
-	"github.com/adkskills/adkskills/internal/scripted"
+	"github.com/adkskills/adkskills/model/scripted"
 	"github.com/adkskills/adkskills/plugin/confirmplugin"
 	"github.com/adkskills/adkskills/skilltoolset"
 )

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/v2/internal/scripted"
+	"github.com/adkskills/adkskills/v2/model/scripted"
 )
 
 // floodBytes is what flood.sh prints on each stream in the end-to-end

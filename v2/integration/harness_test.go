@@ -21,7 +21,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec/local"
-	"github.com/adkskills/adkskills/v2/internal/scripted"
+	"github.com/adkskills/adkskills/v2/model/scripted"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
 )
 

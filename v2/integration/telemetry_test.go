@@ -28,7 +28,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/v2/internal/scripted"
+	"github.com/adkskills/adkskills/v2/model/scripted"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
 )

@@ -18,7 +18,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/v2/internal/adktest"
-	"github.com/adkskills/adkskills/v2/internal/scripted"
+	"github.com/adkskills/adkskills/v2/model/scripted"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
 )
 

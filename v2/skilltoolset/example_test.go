@@ -25,9 +25,13 @@ import (
 // (gemini.NewModel) where this leaves Model nil.
 func Example() {
 	ctx := context.Background()
+	exe := sandbox.New() // local.New() for code you trust
+	if err := exe.Probe(ctx); err != nil {
+		log.Fatal(err) // no bubblewrap, or no user namespaces: the sandbox cannot isolate here
+	}
 	skills, err := skilltoolset.New(ctx,
-		skilltoolset.NewFSSource(os.DirFS("../testdata/skills")),
-		skilltoolset.WithCodeExecutor(sandbox.New()), // local.New() for code you trust
+		skilltoolset.NewFSSource(os.DirFS("../testdata/skills")), // a missing folder fails here
+		skilltoolset.WithCodeExecutor(exe),
 		skilltoolset.WithMaxOutputChars(20_000),
 		skilltoolset.WithScriptTimeout(time.Minute),
 	)

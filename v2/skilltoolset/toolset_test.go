@@ -252,3 +252,74 @@ func TestInstructionListsSessionFiles(t *testing.T) {
 	require.NoError(t, noFiles.ProcessRequest(tc, req))
 	assert.NotContains(t, systemText(req), "Files of this session", "no script tool, no list")
 }
+
+// brokenSource cannot list its skills.
+type brokenSource struct{ skill.Source }
+
+func (brokenSource) ListFrontmatters(context.Context) ([]*skill.Frontmatter, error) {
+	return nil, fmt.Errorf("the catalogue service is down")
+}
+
+// TestNewRefusesAnUnreadableSource: a skills folder that cannot be listed
+// fails New, naming the folder of an os.DirFS, instead of the model's first
+// request; a folder with no skills yet does not.
+func TestNewRefusesAnUnreadableSource(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "skills")
+	file := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	oneSkill := filepath.Join(dir, "one")
+	require.NoError(t, os.MkdirAll(oneSkill, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(oneSkill, "SKILL.md"), []byte("---\nname: one\ndescription: One.\n---\n"), 0o644))
+	empty := t.TempDir()
+	root, err := os.OpenRoot(empty)
+	require.NoError(t, err)
+	defer root.Close()
+	tests := []struct {
+		name   string
+		source skill.Source
+		err    string // the start of the error; "" when New succeeds
+		is     error
+	}{
+		{"a missing folder", NewFSSource(os.DirFS(missing)),
+			"skilltoolset: the skills folder " + missing + " cannot be read: open " + missing + ": no such file or directory", os.ErrNotExist},
+		{"a file", NewFSSource(os.DirFS(file)),
+			"skilltoolset: the skills folder " + file + " cannot be read: open " + file + ": ", nil},
+		{"a skill, not a folder of skills", NewFSSource(os.DirFS(oneSkill)),
+			"skilltoolset: the skills folder " + oneSkill + " is itself a skill (it holds a SKILL.md): give the folder that contains it", nil},
+		{"a skill in another file system", NewFSSource(fstest.MapFS{"SKILL.md": {Data: []byte("---\nname: x\n---\n")}}),
+			"skilltoolset: the skills folder is itself a skill (it holds a SKILL.md): give the folder that contains it", nil},
+		{"another source", brokenSource{NewFSSource(testSkills)},
+			"skilltoolset: the skill source cannot list its skills: the catalogue service is down", nil},
+		{"ADK's source over a missing folder", skill.NewFileSystemSource(os.DirFS(missing)), "skilltoolset: the skill source cannot list its skills: ", os.ErrNotExist},
+		{"an empty folder", NewFSSource(os.DirFS(empty)), "", nil},
+		{"an empty root", NewFSSource(root.FS()), "", nil},
+		{"skills", NewFSSource(os.DirFS(dir)), "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts, err := New(context.Background(), tt.source, WithCodeExecutor(local.New()))
+			if tt.err == "" {
+				require.NoError(t, err)
+				assert.NotNil(t, ts)
+				return
+			}
+			require.Error(t, err)
+			assert.Nil(t, ts)
+			if tt.is != nil {
+				assert.ErrorIs(t, err, tt.is)
+			}
+			assert.True(t, strings.HasPrefix(err.Error(), tt.err), "%s\nwant %s", err, tt.err)
+		})
+	}
+}
+
+func TestDirFSName(t *testing.T) {
+	root, err := os.OpenRoot(t.TempDir())
+	require.NoError(t, err)
+	defer root.Close()
+	assert.Equal(t, "some/dir", dirFSName(os.DirFS("some/dir")))
+	assert.Equal(t, "", dirFSName(root.FS()))
+	assert.Equal(t, "", dirFSName(fstest.MapFS{}))
+	assert.Equal(t, "", dirFSName(nil))
+}

@@ -32,7 +32,7 @@ func (f folder) path() string { return path.Join(f.Dir, f.File) }
 func skillFolders(fsys fs.FS) ([]folder, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
-		return nil, fmt.Errorf("read skills folder: %w", err)
+		return nil, err
 	}
 	var out []folder
 	for _, e := range entries {
@@ -81,4 +81,43 @@ func skillFileOf(fsys fs.FS, dir string) (folder, bool) {
 		f.Problem = fmt.Sprintf("the skill file must be named %s, not %s", SkillFile, f.File)
 	}
 	return f, true
+}
+
+// Hidden is a hidden folder of a skills folder that holds skills: Scan and
+// Validate pass over it, and list and validate say so. A skill folder is
+// never hidden (a skill's name cannot start with a dot); catalogues such as
+// openai/skills keep groups of skills in hidden folders (.curated, .system).
+type Hidden struct {
+	// Dir is the folder's name (".curated").
+	Dir string
+	// Skills counts its immediate subfolders that hold a skill file.
+	Skills int
+	// HasSkillFile reports a skill file in the folder itself.
+	HasSkillFile bool
+}
+
+// HiddenFolders lists, in name order, the hidden folders of fsys (.git
+// aside) that hold a skill file, or subfolders that do.
+func HiddenFolders(fsys fs.FS) ([]Hidden, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("the skills folder cannot be read: %w", err)
+	}
+	var out []Hidden
+	for _, e := range entries {
+		dir := e.Name()
+		if !e.IsDir() || !strings.HasPrefix(dir, ".") || skipDirs[dir] {
+			continue
+		}
+		h := Hidden{Dir: dir}
+		_, h.HasSkillFile = skillFileOf(fsys, dir)
+		if sub, err := fs.Sub(fsys, dir); err == nil {
+			inner, _ := skillFolders(sub)
+			h.Skills = len(inner)
+		}
+		if h.HasSkillFile || h.Skills > 0 {
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }

@@ -4,6 +4,8 @@ package skillfs
 
 import (
 	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 	"testing/fstest"
 
@@ -79,4 +81,31 @@ func TestScanAndValidateCountTheSameSkills(t *testing.T) {
 			assert.Contains(t, problem.Msg, tt.problem)
 		})
 	}
+}
+
+func TestHiddenFolders(t *testing.T) {
+	front := func(name string) *fstest.MapFile { return skillMD("name: "+name+"\ndescription: A skill.\n", "") }
+	fsys := fstest.MapFS{
+		".curated/a/SKILL.md":       front("a"),
+		".curated/b/SKILL.md":       front("b"),
+		".curated/notes/README.md":  {Data: []byte("no skill")},
+		".curated/.deeper/SKILL.md": front("deeper"),
+		".system/c/skill.md":        front("c"),
+		".draft/SKILL.md":           front("draft"),
+		".git/x/SKILL.md":           front("x"),
+		".github/workflows/ci.yml":  {Data: []byte("")},
+		".cache/deep/er/SKILL.md":   front("er"),
+		"visible/SKILL.md":          front("visible"),
+		".loose-file":               {Data: []byte("")},
+	}
+	got, err := HiddenFolders(fsys)
+	require.NoError(t, err)
+	assert.Equal(t, []Hidden{
+		{Dir: ".curated", Skills: 2},
+		{Dir: ".draft", HasSkillFile: true},
+		{Dir: ".system", Skills: 1},
+	}, got)
+
+	_, err = HiddenFolders(os.DirFS(filepath.Join(t.TempDir(), "missing")))
+	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
