@@ -439,11 +439,16 @@ func TestUnencodablePart(t *testing.T) {
 	}
 }
 
+// isLeftover reports whether name is a save's or delete's directory.
+func isLeftover(name string) bool {
+	return strings.HasPrefix(name, tmpPrefix) || strings.HasPrefix(name, trashPrefix) || strings.HasPrefix(name, lockPrefix)
+}
+
 // assertNoLeftovers checks that no temporary or trash entry remains.
 func assertNoLeftovers(t testing.TB, s *Service) {
 	t.Helper()
 	_ = filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
-		if strings.HasPrefix(d.Name(), tmpPrefix) || strings.HasPrefix(d.Name(), trashPrefix) {
+		if isLeftover(d.Name()) {
 			t.Errorf("leftover %s", p)
 		}
 		return err
@@ -556,6 +561,83 @@ func TestSaveSweepsStaleLeftovers(t *testing.T) {
 		if gone := errors.Is(err, fs.ErrNotExist); gone != wantGone {
 			t.Errorf("%s: gone = %v, want %v", name, gone, wantGone)
 		}
+	}
+}
+
+// TestOpenSweepsByLockAndAge: New removes, in every session and user
+// scope, a locked leftover whose lock is free (its process died) whatever
+// its age, keeps one whose lock is held whatever its age, and removes an
+// unlocked one (from before locks, or a save that died before it locked)
+// only once it is stale. Versions and other entries stay.
+func TestOpenSweepsByLockAndAge(t *testing.T) {
+	old := time.Now().Add(-staleAfter - time.Minute)
+	young := time.Now().Add(-staleAfter + time.Minute)
+	entries := []struct {
+		name   string
+		mtime  time.Time
+		locked bool
+		gone   bool
+	}{
+		{lockPrefix + "dead", young, false, true},
+		{lockPrefix + "dead-old", old, false, true},
+		{lockPrefix + "live", young, true, false},
+		{lockPrefix + "live-old", old, true, false},
+		{tmpPrefix + "young", young, false, false},
+		{tmpPrefix + "old", old, false, true},
+		{trashPrefix + "young", young, false, false},
+		{trashPrefix + "old", old, false, true},
+		{"1", old, false, false},
+		{"notes", old, false, false},
+	}
+	s := newStore(t)
+	saveText(t, s, sess1, "a", "v1")
+	saveText(t, s, sess1, "user:u", "v1")
+	dirs := []string{
+		filepath.Join(s.dir, app, user, sessionsDir, sess1, "a"),
+		filepath.Join(s.dir, app, user, userDir, component("user:u")),
+	}
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, dir := range dirs {
+		for _, e := range entries {
+			p := filepath.Join(dir, e.name)
+			if err := os.MkdirAll(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if e.name != "1" { // a stored version: keep its data
+				if err := os.WriteFile(filepath.Join(p, dataFile), []byte("x"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Chtimes(p, e.mtime, e.mtime); err != nil {
+				t.Fatal(err)
+			}
+			if e.locked {
+				rel, _ := filepath.Rel(s.dir, p)
+				lock, err := lockDir(root, filepath.ToSlash(rel), false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer unlock(lock)
+			}
+		}
+	}
+	if _, err := New(s.dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		for _, e := range entries {
+			_, err := os.Stat(filepath.Join(dir, e.name))
+			if gone := errors.Is(err, fs.ErrNotExist); gone != e.gone {
+				t.Errorf("%s: gone = %v, want %v", filepath.Join(filepath.Base(dir), e.name), gone, e.gone)
+			}
+		}
+	}
+	if got := loadText(t, s, sess1, "a", 1); got != "v1" {
+		t.Errorf("version 1 = %q", got)
 	}
 }
 
