@@ -37,7 +37,11 @@
 // Gemini credentials as the genai client reads them (GOOGLE_API_KEY or
 // GEMINI_API_KEY, or Vertex AI through GOOGLE_GENAI_USE_VERTEXAI,
 // GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION); without them they say what
-// to set and exit 2. Every command takes --help; adkskills --version
+// to set and exit 2. run, chat and web export their traces (ADK's spans and
+// the script runs') over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set; the tool calls' arguments and
+// results read <elided> in them unless --trace-content is given
+// (docs/telemetry-content.md). Every command takes --help; adkskills --version
 // prints the module version (or "(devel)" for a build from a checkout).
 package main
 
