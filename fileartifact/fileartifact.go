@@ -58,11 +58,16 @@
 // when its process dies, however it dies: a leftover whose lock can be taken
 // is dead and removed at once, and one whose lock is held belongs to a live
 // save or delete, in this or another process on the machine, and is never
-// touched. This holds across PID namespaces (containers sharing the store)
+// touched. (A save killed after creating its folder and before locking it
+// leaves it empty; it is removed when no save of that artifact is between
+// those two steps, which they take under the artifact directory's shared
+// lock.) This holds across PID namespaces (containers sharing the store)
 // and whatever PIDs the kernel reuses. Where a directory cannot be locked
 // (Windows; an NFS mount that maps flock to fcntl locks), leftovers are
 // removed once they are an hour old, as are those of versions of this
-// package from before locks.
+// package from before locks (whose saves running at the same time may
+// fail, never leave a half version, if a sweep takes their folder while it
+// is still empty).
 package fileartifact
 
 import (
@@ -444,14 +449,23 @@ const staleAfter = time.Hour
 // errNoLocks is flock's error where directories cannot be locked.
 var errNoLocks = errors.New("fileartifact: directories cannot be locked here")
 
-// lockDir opens dir and takes its lock (see flock); closing the returned
-// file (unlock) releases it.
-func lockDir(root *os.Root, dir string, wait bool) (*os.File, error) {
+// lockMode is how lockDir locks a directory.
+type lockMode int
+
+const (
+	tryExclusive  lockMode = iota // or fail with errBusy
+	waitExclusive                 // waiting for other locks to go
+	waitShared                    // waiting for an exclusive lock to go
+)
+
+// lockDir opens dir and takes its lock in mode m (see flock); closing the
+// returned file (unlock) releases it.
+func lockDir(root *os.Root, dir string, m lockMode) (*os.File, error) {
 	f, err := root.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := flock(f, wait); err != nil {
+	if err := flock(f, m); err != nil {
 		_ = f.Close()
 		return nil, err
 	}
@@ -470,16 +484,23 @@ func unlock(f *os.File) {
 //   - a locked leftover (lockPrefix) as soon as its lock can be taken: the
 //     process that held it is gone. One whose lock is held is live, and
 //     stays, whatever its age;
-//   - an unlocked one (tmpPrefix: a save that died before it locked, one on
-//     a system without directory locks, or one of a version of this package
-//     from before locks; trashPrefix: likewise a delete) once it was last
-//     changed before cutoff.
+//   - an empty unlocked one (tmpPrefix: a save that died between creating
+//     its folder and locking it) when the artifact directory's exclusive
+//     lock can be taken: no save is then between those two steps (stage
+//     holds the shared lock across them);
+//   - any other unlocked one (tmpPrefix: a save on a system without
+//     directory locks, or one of a version of this package from before
+//     locks; trashPrefix: likewise a delete) once it was last changed
+//     before cutoff.
 func sweep(root *os.Root, dir string, names []string, cutoff time.Time) {
+	var guard *os.File // the artifact directory's exclusive lock, once taken
+	defer func() { unlock(guard) }()
+	tried := false
 	for _, n := range names {
 		p := path.Join(dir, n)
 		switch {
 		case strings.HasPrefix(n, lockPrefix):
-			lock, err := lockDir(root, p, false)
+			lock, err := lockDir(root, p, tryExclusive)
 			if err == nil {
 				_ = root.RemoveAll(p)
 				unlock(lock)
@@ -488,7 +509,15 @@ func sweep(root *os.Root, dir string, names []string, cutoff time.Time) {
 			if !errors.Is(err, errNoLocks) {
 				continue // live, or gone
 			}
-		case strings.HasPrefix(n, tmpPrefix), strings.HasPrefix(n, trashPrefix):
+		case strings.HasPrefix(n, tmpPrefix):
+			if !tried {
+				guard, _ = lockDir(root, dir, tryExclusive)
+				tried = true
+			}
+			if guard != nil && root.Remove(p) == nil {
+				continue // empty: removed
+			}
+		case strings.HasPrefix(n, trashPrefix):
 		default:
 			continue
 		}
@@ -539,24 +568,15 @@ func visibleNames(root *os.Root, dir string) []string {
 // (nil where directories cannot be locked); the caller renames or removes
 // the directory, then unlocks it. The directory is locked before it takes
 // its locked name (lockPrefix), so a sweep never finds it unlocked there
-// while this process lives.
+// while this process lives; until then it holds the artifact directory's
+// shared lock, so a sweep does not take it for a dead save's (see sweep).
 func stage(root *os.Root, loc location, payload, metaJSON []byte) (string, *os.File, error) {
 	if err := mkdirs(root, loc.parts); err != nil {
 		return "", nil, err
 	}
-	tmp := path.Join(loc.dir(), tmpPrefix+rand.Text())
-	if err := root.Mkdir(tmp, dirPerm); err != nil {
+	tmp, lock, err := newLocked(root, loc.dir())
+	if err != nil {
 		return "", nil, err
-	}
-	lock, err := lockDir(root, tmp, false)
-	if err == nil {
-		locked := path.Join(loc.dir(), lockPrefix+rand.Text())
-		if err := root.Rename(tmp, locked); err != nil {
-			_ = root.RemoveAll(tmp)
-			unlock(lock)
-			return "", nil, err
-		}
-		tmp = locked
 	}
 	err = writeFile(root, path.Join(tmp, dataFile), payload)
 	if err == nil {
@@ -569,6 +589,33 @@ func stage(root *os.Root, loc location, payload, metaJSON []byte) (string, *os.F
 	}
 	syncDir(root, tmp)
 	return tmp, lock, nil
+}
+
+// newLocked creates a folder for a version in the artifact directory dir
+// and returns its name and its lock: a locked folder (lockPrefix), or an
+// unlocked one (tmpPrefix, nil lock) where directories cannot be locked.
+func newLocked(root *os.Root, dir string) (string, *os.File, error) {
+	guard, _ := lockDir(root, dir, waitShared)
+	defer unlock(guard)
+	tmp := path.Join(dir, tmpPrefix+rand.Text())
+	if err := root.Mkdir(tmp, dirPerm); err != nil {
+		return "", nil, err
+	}
+	lock, err := lockDir(root, tmp, tryExclusive)
+	if errors.Is(err, errNoLocks) {
+		return tmp, nil, nil
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+		return "", nil, err
+	}
+	locked := path.Join(dir, lockPrefix+rand.Text())
+	if err := root.Rename(tmp, locked); err != nil {
+		_ = root.RemoveAll(tmp)
+		unlock(lock)
+		return "", nil, err
+	}
+	return locked, lock, nil
 }
 
 // mkdirs creates the directories of parts, each in its parent, syncing the
@@ -616,7 +663,7 @@ func removeVersion(root *os.Root, loc location, v int64) error {
 		return nil // not a version: nothing to delete
 	}
 	prefix := lockPrefix
-	lock, err := lockDir(root, loc.version(v), true)
+	lock, err := lockDir(root, loc.version(v), waitExclusive)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -532,7 +533,9 @@ func TestStrayEntriesAreIgnored(t *testing.T) {
 
 // TestSaveSweepsStaleLeftovers: a save removes what crashed saves and
 // deletes left in its artifact's directory an hour or more ago, and leaves
-// younger ones (a save or delete in progress) alone.
+// younger ones (a save or delete in progress) alone. These are unlocked,
+// with data in them, as a version of this package from before locks leaves
+// them (see TestOpenSweepsByLockAndAge for the others).
 func TestSaveSweepsStaleLeftovers(t *testing.T) {
 	s := newStore(t)
 	saveText(t, s, sess1, "a", "v1")
@@ -548,6 +551,9 @@ func TestSaveSweepsStaleLeftovers(t *testing.T) {
 	for name, mtime := range entries {
 		p := filepath.Join(adir, name)
 		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, dataFile), []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.Chtimes(p, mtime, mtime); err != nil {
@@ -583,6 +589,7 @@ func TestOpenSweepsByLockAndAge(t *testing.T) {
 		{lockPrefix + "live", young, true, false},
 		{lockPrefix + "live-old", old, true, false},
 		{tmpPrefix + "young", young, false, false},
+		{tmpPrefix + "young-empty", young, false, true},
 		{tmpPrefix + "old", old, false, true},
 		{trashPrefix + "young", young, false, false},
 		{trashPrefix + "old", old, false, true},
@@ -607,7 +614,7 @@ func TestOpenSweepsByLockAndAge(t *testing.T) {
 			if err := os.MkdirAll(p, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			if e.name != "1" { // a stored version: keep its data
+			if e.name != "1" && !strings.HasSuffix(e.name, "-empty") { // a stored version: keep its data
 				if err := os.WriteFile(filepath.Join(p, dataFile), []byte("x"), 0o600); err != nil {
 					t.Fatal(err)
 				}
@@ -617,7 +624,7 @@ func TestOpenSweepsByLockAndAge(t *testing.T) {
 			}
 			if e.locked {
 				rel, _ := filepath.Rel(s.dir, p)
-				lock, err := lockDir(root, filepath.ToSlash(rel), false)
+				lock, err := lockDir(root, filepath.ToSlash(rel), tryExclusive)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -638,6 +645,41 @@ func TestOpenSweepsByLockAndAge(t *testing.T) {
 	}
 	if got := loadText(t, s, sess1, "a", 1); got != "v1" {
 		t.Errorf("version 1 = %q", got)
+	}
+}
+
+// TestSweepSparesSavesBeingBorn: an empty unlocked folder is a save
+// between creating its folder and locking it while the artifact
+// directory's shared lock is held, and a dead one's once it is not.
+func TestSweepSparesSavesBeingBorn(t *testing.T) {
+	s := newStore(t)
+	saveText(t, s, sess1, "a", "v1")
+	rel := path.Join(app, user, sessionsDir, sess1, "a")
+	born := filepath.Join(s.dir, filepath.FromSlash(rel), tmpPrefix+"born")
+	if err := os.Mkdir(born, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	guard, err := lockDir(root, rel, waitShared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(s.dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(born); err != nil {
+		t.Fatalf("a save being born was swept: %v", err)
+	}
+	unlock(guard)
+	if _, err := New(s.dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(born); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a dead save's empty folder stays: %v", err)
 	}
 }
 

@@ -12,14 +12,17 @@ import (
 // errBusy is flock's error while another open file holds the lock.
 var errBusy = errors.New("fileartifact: the directory is locked by a live process")
 
-// flock takes the exclusive flock(2) lock of the open directory f, waiting
-// for it when wait is set, else failing with errBusy while another open
-// file holds it. The kernel drops the lock when the last descriptor of f
-// closes, so a process killed by any signal leaves no lock behind.
-func flock(f *os.File, wait bool) error {
+// flock takes the flock(2) lock of the open directory f in mode m; with
+// tryExclusive it fails with errBusy while another open file holds a lock.
+// The kernel drops the lock when the last descriptor of f closes, so a
+// process killed by any signal leaves no lock behind.
+func flock(f *os.File, m lockMode) error {
 	how := unix.LOCK_EX
-	if !wait {
+	switch m {
+	case tryExclusive:
 		how |= unix.LOCK_NB
+	case waitShared:
+		how = unix.LOCK_SH
 	}
 	for {
 		err := unix.Flock(int(f.Fd()), how)

@@ -6,4 +6,4 @@ import "os"
 
 // flock reports that this system takes no directory locks: saves and
 // deletes leave leftovers that the age rule sweeps (see sweep).
-func flock(*os.File, bool) error { return errNoLocks }
+func flock(*os.File, lockMode) error { return errNoLocks }
