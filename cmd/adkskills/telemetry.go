@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"google.golang.org/adk/telemetry"
 
@@ -38,40 +37,36 @@ func (f *traceFlags) register(fs *flagSet) {
 		"by default they read <elided>. Traces are exported over OTLP when "+otlpEndpoint+" or "+otlpTracesEndpoint+" is set")
 }
 
-// telemetryOptions returns ADK's telemetry options for the OTLP exporters
-// the OTEL_EXPORTER_OTLP_* variables ask for, built as ADK's launchers
-// build them, with the span exporter behind redact unless content is
-// asked for.
+// telemetryOptions returns ADK's telemetry options for the span exporter
+// the OTEL_EXPORTER_OTLP_* variables ask for, built as ADK's launchers build
+// it, behind redact unless content is asked for.
 //
 // From the same variables ADK's telemetry.New would build a span exporter
-// of its own that nothing can wrap, so once read they are removed from the
-// process's environment (scripts never see them: executors pass an
+// of its own that nothing can wrap, so once read the trace endpoints are
+// removed from the process's environment; a shared endpoint stays the logs
+// endpoint ADK reads (scripts never see any of them: executors pass an
 // allowlist).
 func (c *cli) telemetryOptions(ctx context.Context, content bool) ([]telemetry.Option, error) {
-	var opts []telemetry.Option
-	set := func(k string) bool { return c.env.getenv(k) != "" }
-	if set(otlpEndpoint) || set(otlpTracesEndpoint) {
-		exp, err := otlptracehttp.New(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("the OTLP trace exporter: %w", err)
-		}
-		var p sdktrace.SpanProcessor = sdktrace.NewBatchSpanProcessor(exp)
-		if !content {
-			p = redact.NewSpanProcessor(p)
-		}
-		opts = append(opts, telemetry.WithSpanProcessors(p))
+	endpoint := c.env.getenv(otlpEndpoint)
+	if endpoint == "" && c.env.getenv(otlpTracesEndpoint) == "" {
+		return nil, nil
 	}
-	if set(otlpEndpoint) || set(otlpLogsEndpoint) {
-		exp, err := otlploghttp.New(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("the OTLP log exporter: %w", err)
-		}
-		opts = append(opts, telemetry.WithLogRecordProcessors(sdklog.NewBatchProcessor(exp)))
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the OTLP trace exporter: %w", err)
 	}
-	for _, k := range []string{otlpEndpoint, otlpTracesEndpoint, otlpLogsEndpoint} {
-		_ = os.Unsetenv(k)
+	var p sdktrace.SpanProcessor = sdktrace.NewBatchSpanProcessor(exp)
+	if !content {
+		p = redact.NewSpanProcessor(p)
 	}
-	return opts, nil
+	if endpoint != "" && c.env.getenv(otlpLogsEndpoint) == "" {
+		// A signal's own endpoint is taken as it is; the shared one gets
+		// the signal's path.
+		_ = os.Setenv(otlpLogsEndpoint, strings.TrimSuffix(endpoint, "/")+"/v1/logs")
+	}
+	_ = os.Unsetenv(otlpEndpoint)
+	_ = os.Unsetenv(otlpTracesEndpoint)
+	return []telemetry.Option{telemetry.WithSpanProcessors(p)}, nil
 }
 
 // startTelemetry sets up what telemetryOptions asks for as ADK's console
