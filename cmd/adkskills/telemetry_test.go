@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"google.golang.org/adk/model"
+	"google.golang.org/adk/telemetry"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/adkskills/adkskills/internal/scripted"
@@ -63,11 +65,12 @@ type otlpSpan struct {
 	text string // status, attributes and events
 }
 
-// otlpReceiver is an OTLP/HTTP collector on loopback; spans returns what
-// it has been sent.
-func otlpReceiver(t *testing.T) (url string, spans func() []otlpSpan) {
+// otlpReceiver is an OTLP/HTTP collector on loopback; spans returns the
+// spans it has been sent, logs how many log exports.
+func otlpReceiver(t *testing.T) (url string, spans func() []otlpSpan, logs func() int) {
 	var mu sync.Mutex
 	var got []otlpSpan
+	var logPosts int
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body io.Reader = r.Body
 		if r.Header.Get("Content-Encoding") == "gzip" {
@@ -82,6 +85,11 @@ func otlpReceiver(t *testing.T) (url string, spans func() []otlpSpan) {
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
+		}
+		if r.URL.Path == "/v1/logs" {
+			mu.Lock()
+			logPosts++
+			mu.Unlock()
 		}
 		if r.URL.Path == "/v1/traces" {
 			var req collectortrace.ExportTraceServiceRequest
@@ -112,10 +120,14 @@ func otlpReceiver(t *testing.T) (url string, spans func() []otlpSpan) {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL, func() []otlpSpan {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]otlpSpan(nil), got...)
-	}
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]otlpSpan(nil), got...)
+		}, func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return logPosts
+		}
 }
 
 func writeAttrs(b *strings.Builder, kvs []*commonpb.KeyValue) {
@@ -183,8 +195,9 @@ func TestTraceContent(t *testing.T) {
 	for _, name := range []string{"run", "chat", "web"} {
 		for _, content := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s content=%v", name, content), func(t *testing.T) {
-				url, spans := otlpReceiver(t)
-				t.Setenv(otlpEndpoint, url) // what the OTLP exporters read
+				url, spans, _ := otlpReceiver(t)
+				t.Setenv(otlpEndpoint, url)    // what the OTLP exporters read
+				t.Setenv(otlpLogsEndpoint, "") // the command sets it: unset again after
 				vars, _ := store(t)
 				vars[otlpEndpoint] = url
 				var flags []string
@@ -219,5 +232,85 @@ func TestTraceContent(t *testing.T) {
 				assert.Equal(t, !content, strings.Contains(all, "gcp.vertex.agent.tool_response="+redact.Elided), all)
 			})
 		}
+	}
+}
+
+// TestTelemetryOptionsTakeTheTraceEndpoints: the commands take the trace
+// endpoints from ADK, which then builds its log exporter (a shared
+// endpoint handed on as the logs endpoint, with the path OTLP gives it)
+// and no span exporter of its own.
+func TestTelemetryOptionsTakeTheTraceEndpoints(t *testing.T) {
+	tests := []struct {
+		name     string
+		vars     map[string]string
+		opts     int
+		wantLogs string // the logs endpoint ADK is left with
+	}{
+		{"nothing set", map[string]string{}, 0, ""},
+		{"a shared endpoint", map[string]string{otlpEndpoint: "http://collector:4318/"}, 1, "http://collector:4318/v1/logs"},
+		{"a traces endpoint", map[string]string{otlpTracesEndpoint: "http://collector:4318/v1/traces"}, 1, ""},
+		{"a logs endpoint of its own", map[string]string{otlpEndpoint: "http://collector:4318", otlpLogsEndpoint: "http://logs:4318/v1/logs"}, 1, "http://logs:4318/v1/logs"},
+		{"only logs", map[string]string{otlpLogsEndpoint: "http://logs:4318/v1/logs"}, 0, "http://logs:4318/v1/logs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, k := range []string{otlpEndpoint, otlpTracesEndpoint, otlpLogsEndpoint} {
+				t.Setenv(k, tt.vars[k])
+				if tt.vars[k] == "" {
+					os.Unsetenv(k)
+				}
+			}
+			c := &cli{env: env{getenv: func(k string) string { return tt.vars[k] }}}
+			opts, err := c.telemetryOptions(context.Background(), false)
+			require.NoError(t, err)
+			assert.Len(t, opts, tt.opts)
+			_, traces := os.LookupEnv(otlpEndpoint)
+			_, traces2 := os.LookupEnv(otlpTracesEndpoint)
+			assert.False(t, traces || traces2, "no trace endpoint is left for ADK")
+			assert.Equal(t, tt.wantLogs, os.Getenv(otlpLogsEndpoint))
+
+			providers, err := telemetry.New(context.Background())
+			require.NoError(t, err)
+			assert.Nil(t, providers.TracerProvider, "ADK builds no span exporter")
+			assert.Equal(t, tt.wantLogs != "", providers.LoggerProvider != nil, "ADK builds its log exporter")
+			require.NoError(t, providers.Shutdown(context.Background()))
+		})
+	}
+}
+
+// TestBinaryExportsTracesWithoutContent runs the built command as a
+// process of its own, as an operator does: the first provider it sets is
+// its own, so ADK's spans and log records reach the collector, and the
+// tool content does not.
+func TestBinaryExportsTracesWithoutContent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	for _, content := range []bool{false, true} {
+		t.Run(fmt.Sprintf("content=%v", content), func(t *testing.T) {
+			url, spans, logs := otlpReceiver(t)
+			args := []string{"run", "--stdin", "-"}
+			if content {
+				args = append(args, "--trace-content")
+			}
+			cmd := exec.Command(bin, append(args, "py-tools", "scripts/upper.py", "--", "arg-secret-plum")...)
+			cmd.Dir = repoRoot(t)
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "ADKSKILLS_ARTIFACTS=" + t.TempDir(), otlpEndpoint + "=" + url}
+			cmd.Stdin = strings.NewReader("stdin-secret-kiwi\n")
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			require.Contains(t, string(out), "STDIN-SECRET-KIWI")
+			all := ""
+			for _, s := range spans() {
+				all += s.name + "\n" + s.text
+			}
+			assert.Contains(t, all, "execute_tool run_skill_script")
+			assert.Contains(t, all, "run_script py-tools scripts/upper.py")
+			for _, secret := range traceSecrets {
+				assert.Equal(t, content, strings.Contains(all, secret), "%s exported", secret)
+			}
+			assert.Positive(t, logs(), "ADK's log records are exported")
+		})
 	}
 }
