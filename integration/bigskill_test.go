@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/adk/agent"
-	"google.golang.org/adk/model"
 	"google.golang.org/adk/session"
 	"google.golang.org/genai"
 
@@ -156,5 +155,3 @@ func BenchmarkLoadBigSkill(b *testing.B) {
 	b.ReportMetric(float64(size), "response-bytes")
 	b.ReportMetric(float64(peak)/1024, "peak-rss-growth-MiB")
 }
-
-var _ model.LLM = (*scripted.Model)(nil)

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/adk/model"
-	"google.golang.org/adk/tool"
 	"google.golang.org/adk/tool/skilltoolset/skill"
 
 	"github.com/adkskills/adkskills/internal/adkglue"
@@ -296,8 +295,6 @@ func TestCatalogueCutsLongDescriptions(t *testing.T) {
 	assert.Contains(t, systemText(req), "<description>\n"+truncate.String(d, skillfs.MaxDescriptionBytes)+"\n</description>")
 	assert.NotContains(t, systemText(req), "more skills not listed")
 }
-
-var _ tool.Tool = (*instructed)(nil)
 
 // TestReadsHoldBoundedMemory: reading a SKILL.md and a file many times the
 // cap, whole or by range, allocates a small multiple of the cap, not the

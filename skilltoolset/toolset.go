@@ -1,6 +1,7 @@
 // Package skilltoolset is adkskills' entry point: an ADK Go toolset that
-// lists and loads Agent Skills (ADK's own list_skills, load_skill and
-// load_skill_resource) and runs their scripts (run_skill_script and, when
+// lists and loads Agent Skills (list_skills, load_skill and
+// load_skill_resource, as ADK's own skill toolset declares them, with every
+// answer bounded) and runs their scripts (run_skill_script and, when
 // enabled, run_skill_inline_script) through a codeexec.Executor, with capped
 // output and every file a script writes saved as a session artifact.
 //
