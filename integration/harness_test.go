@@ -65,6 +65,8 @@ type harnessConfig struct {
 	skills      string // the skills folder; "": testdata/skills
 	opts        []skilltoolset.Option
 	noArtifacts bool
+	artifacts   artifact.Service // nil: a fresh in-memory service
+	sessionID   string           // "": a new session's
 	noExecutor  bool
 	wrap        func(tool.Toolset) tool.Toolset
 	extraTools  []tool.Tool
@@ -108,11 +110,14 @@ func newHarness(t testing.TB, cfg harnessConfig) *harness {
 	require.NoError(t, err)
 	h := &harness{t: t, model: m, sessions: session.InMemoryService()}
 	if !cfg.noArtifacts {
-		h.artifacts = artifact.InMemoryService()
+		h.artifacts = cfg.artifacts
+		if h.artifacts == nil {
+			h.artifacts = artifact.InMemoryService()
+		}
 	}
 	h.runner, err = runner.New(runner.Config{AppName: appName, Agent: a, SessionService: h.sessions, ArtifactService: h.artifacts})
 	require.NoError(t, err)
-	created, err := h.sessions.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID})
+	created, err := h.sessions.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: cfg.sessionID})
 	require.NoError(t, err)
 	h.sessionID = created.Session.ID()
 	return h

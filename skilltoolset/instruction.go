@@ -24,7 +24,9 @@ func buildInstruction(c instructionConfig) string {
 	b.WriteString("You can use Agent Skills: folders of instructions, scripts and resources for specialized tasks. " +
 		"The skills available to you are listed in <available_skills> below.\n\n")
 	b.WriteString("1. If a skill looks relevant to the user's request, call `load_skill` with `name=\"<SKILL_NAME>\"` to read its instructions first, then follow them step by step before you answer.\n")
-	b.WriteString("2. Paths inside a skill are relative to the skill's root folder (the folder holding SKILL.md), e.g. `references/guide.md` or `scripts/report.py`. `load_skill_resource` reads such a file.\n")
+	b.WriteString("2. Paths inside a skill are relative to the skill's root folder (the folder holding SKILL.md), e.g. `references/guide.md` or `scripts/report.py`. `load_skill_resource` reads such a file. " +
+		"A long SKILL.md or file keeps its beginning and end around a marker that says how much was cut; the answer's `warning` says how to read the rest, " +
+		"and `load_skill_resource` with `offset` and `length` (in characters) reads any part of a file.\n")
 	n := 3
 	step := func(s string) {
 		b.WriteString(strings.TrimSpace(strconv.Itoa(n) + ". " + s))

@@ -17,10 +17,11 @@ const DefaultName = "adkskills"
 type Option func(*config) error
 
 type config struct {
-	name        string
-	inline      bool
-	instruction string
-	tool        runscript.Config // what the script tools get
+	name         string
+	maxReadChars int
+	inline       bool
+	instruction  string
+	tool         runscript.Config // what the script tools get
 }
 
 // WithCodeExecutor sets the executor that runs scripts. Without one, the
@@ -49,6 +50,23 @@ func WithCodeExecutor(e codeexec.Executor) Option {
 func WithMaxOutputChars(n int) Option {
 	return func(c *config) error {
 		c.tool.Limits.MaxOutputChars = n
+		return nil
+	}
+}
+
+// WithMaxReadChars caps, in characters, the instructions load_skill
+// answers and the content load_skill_resource answers (default
+// DefaultMaxReadChars, 100,000; zero keeps the default, negative is an
+// error). A longer SKILL.md or file keeps its head and tail around
+// truncate's marker, the answer's warning says which characters were cut,
+// and load_skill_resource's offset and length read them, at most this many
+// at a time. It is an operator control: the model cannot raise it.
+func WithMaxReadChars(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("WithMaxReadChars: %d is negative", n)
+		}
+		c.maxReadChars = n
 		return nil
 	}
 }

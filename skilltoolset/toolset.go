@@ -1,6 +1,7 @@
 // Package skilltoolset is adkskills' entry point: an ADK Go toolset that
-// lists and loads Agent Skills (ADK's own list_skills, load_skill and
-// load_skill_resource) and runs their scripts (run_skill_script and, when
+// lists and loads Agent Skills (list_skills, load_skill and
+// load_skill_resource, as ADK's own skill toolset declares them, with every
+// answer bounded) and runs their scripts (run_skill_script and, when
 // enabled, run_skill_inline_script) through a codeexec.Executor, with capped
 // output and every file a script writes saved as a session artifact.
 //
@@ -30,7 +31,6 @@ import (
 	"google.golang.org/adk/agent"
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/tool"
-	adkskills "google.golang.org/adk/tool/skilltoolset"
 	"google.golang.org/adk/tool/skilltoolset/skill"
 	"google.golang.org/genai"
 
@@ -64,11 +64,10 @@ type SkillToolset struct {
 	scriptsHas bool
 }
 
-// variant is one system instruction and the ADK toolset that adds it with
-// the catalogue.
+// variant is one system instruction, which ProcessRequest adds with the
+// catalogue.
 type variant struct {
 	instruction string
-	inner       *adkskills.SkillToolset
 }
 
 // NewFSSource returns a skill.Source over fsys, whose immediate subfolders
@@ -131,6 +130,9 @@ func New(ctx context.Context, source skill.Source, opts ...Option) (*SkillToolse
 			return nil, fmt.Errorf("skilltoolset: %w", err)
 		}
 	}
+	if cfg.maxReadChars == 0 {
+		cfg.maxReadChars = DefaultMaxReadChars
+	}
 	if err := cfg.tool.Validate(); err != nil {
 		return nil, fmt.Errorf("skilltoolset: %w", err)
 	}
@@ -144,27 +146,23 @@ func New(ctx context.Context, source skill.Source, opts ...Option) (*SkillToolse
 	}
 	hasExecutor := cfg.tool.Executor != nil
 	ts.inline = hasExecutor && cfg.inline
-	// One instruction (and one ADK toolset carrying it) per answer to "does
-	// some skill have a script?"; ProcessRequest picks per request.
+	// One instruction per answer to "does some skill have a script?";
+	// ProcessRequest picks per request.
 	for i, runScript := range []bool{false, true} {
-		text := buildInstruction(instructionConfig{
+		ts.variants[i] = variant{instruction: buildInstruction(instructionConfig{
 			hasExecutor: hasExecutor,
 			runScript:   hasExecutor && runScript,
 			inline:      ts.inline,
 			languages:   ts.table.Languages(),
 			extra:       cfg.instruction,
-		})
-		inner, err := adkskills.New(ctx, adkskills.Config{Source: source, Name: cfg.name, SystemInstruction: text})
-		if err != nil {
-			return nil, fmt.Errorf("skilltoolset: %w", err)
-		}
-		ts.variants[i] = variant{instruction: text, inner: inner}
+		})}
 	}
-	adkTools, err := ts.variants[0].inner.Tools(nil)
+	rd := &reader{source: source, maxChars: cfg.maxReadChars}
+	readTools, err := rd.tools()
 	if err != nil {
 		return nil, fmt.Errorf("skilltoolset: %w", err)
 	}
-	for _, t := range adkTools {
+	for _, t := range readTools {
 		w, err := ts.wrap(t)
 		if err != nil {
 			return nil, err
@@ -257,8 +255,8 @@ func anyScripts(ctx context.Context, source skill.Source, table codeexec.Interpr
 // Name implements tool.Toolset.
 func (ts *SkillToolset) Name() string { return ts.name }
 
-// Tools implements tool.Toolset: ADK's list_skills, load_skill and
-// load_skill_resource, then run_skill_script and run_skill_inline_script
+// Tools implements tool.Toolset: list_skills, load_skill and
+// load_skill_resource (ADK's tools, bounded: see DefaultMaxReadChars), then run_skill_script and run_skill_inline_script
 // when configured.
 func (ts *SkillToolset) Tools(ctx agent.ReadonlyContext) ([]tool.Tool, error) {
 	tools := slices.Clone(ts.base)
@@ -293,12 +291,18 @@ func (ts *SkillToolset) ProcessRequest(ctx adkglue.ToolContext, req *model.LLMRe
 	if scripts {
 		v = ts.variants[1]
 	}
-	if err := v.inner.ProcessRequest(ctx, req); err != nil {
+	// As ADK's own skill toolset: the instruction and the catalogue, or
+	// nothing when there are no skills; the catalogue is bounded.
+	fms, err := ts.source.ListFrontmatters(ctx)
+	if err != nil {
 		return err
 	}
+	if len(fms) > 0 {
+		adkglue.AppendInstructions(req, v.instruction+"\n\n"+catalogue(fms, 0))
+	}
 	if ts.inline && !adkglue.HasInstruction(req, v.instruction) {
-		// ADK adds nothing when there are no skills; inline scripts still
-		// need the instruction.
+		// Without skills there is no catalogue; inline scripts still need
+		// the instruction.
 		adkglue.AppendInstructions(req, v.instruction)
 	}
 	if (scripts || ts.inline) && adkglue.HasInstruction(req, v.instruction) {

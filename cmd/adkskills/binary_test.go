@@ -20,14 +20,7 @@ func TestBinaryExitCodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build with")
-	}
-	bin := filepath.Join(t.TempDir(), "adkskills")
-	build := exec.Command(goTool, "build", "-o", bin, ".")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := buildBinary(t)
 
 	home, artifacts := t.TempDir(), t.TempDir()
 	tests := []struct {
@@ -77,4 +70,18 @@ func TestBinaryExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// buildBinary builds the command into a temporary folder.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build with")
+	}
+	bin := filepath.Join(t.TempDir(), "adkskills")
+	build := exec.Command(goTool, "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
 }

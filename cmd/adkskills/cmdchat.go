@@ -48,6 +48,8 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 	st.register(fs)
 	var ex execFlags
 	ex.register(fs)
+	var tf traceFlags
+	tf.register(fs)
 	pos, _, code, done := c.parse(fs, args)
 	if done {
 		return code
@@ -76,6 +78,12 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 		c.errorf("%v", err)
 		return exitFailure
 	}
+	stop, err := c.startTelemetry(ctx, tf.content)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	defer stop()
 	dir, store, storeDir := wb.skillsDir, wb.store, wb.storeDir
 	sessions := session.InMemoryService()
 	r, err := runner.New(runner.Config{AppName: appName, Agent: a, SessionService: sessions, ArtifactService: store})

@@ -57,6 +57,8 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 	st.register(fs)
 	var ex execFlags
 	ex.register(fs)
+	var tf traceFlags
+	tf.register(fs)
 	stdinArg := fs.String("stdin", "", "the script's standard input: a `FILE`, or - for this command's stdin")
 	var inputs, inputArtifacts repeated
 	fs.Var(&inputs, "input", "save the local `FILE` into the session and pass it in, under its file name (repeatable)")
@@ -100,6 +102,12 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 		call.inputs = append(call.inputs, u.artifact)
 	}
 	call.inputs = append(call.inputs, inputArtifacts...)
+	stop, err := c.startTelemetry(ctx, tf.content)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
+	defer stop()
 	timed := &timedExecutor{Executor: exe}
 	// The toolset's log (executor and save failures) is held back until the
 	// outcome is known, so a failure is explained once.

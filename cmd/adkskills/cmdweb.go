@@ -77,6 +77,8 @@ func webCommand(ctx context.Context, c *cli, args []string) int {
 	fs.StringVar(&st.dir, "artifacts", "", "the artifact store `DIR` (default $ADKSKILLS_ARTIFACTS, else $XDG_STATE_HOME/adkskills/artifacts, else ~/.local/state/adkskills/artifacts)")
 	var ex execFlags
 	ex.register(fs)
+	var tf traceFlags
+	tf.register(fs)
 	pos, _, code, done := c.parse(fs, args)
 	if done {
 		return code
@@ -120,13 +122,21 @@ func webCommand(ctx context.Context, c *cli, args []string) int {
 		c.errorf("%v", err)
 		return exitFailure
 	}
+	// ADK's web launcher sets up telemetry with these, and adds adk-web's
+	// own trace view, which shows content as the UI's events do.
+	traceOpts, err := c.telemetryOptions(ctx, tf.content)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitFailure
+	}
 	l, args := webLauncher(webOptions{port: *port, writeTimeout: *writeTimeout, allowRemote: *allowRemote})
 	cfg := &launcher.Config{
-		SessionService:  session.InMemoryService(),
-		ArtifactService: wb.store,
-		MemoryService:   memory.InMemoryService(),
-		AgentLoader:     agent.NewSingleLoader(a),
-		PluginConfig:    runner.PluginConfig{Plugins: []*plugin.Plugin{confirm}},
+		SessionService:   session.InMemoryService(),
+		ArtifactService:  wb.store,
+		MemoryService:    memory.InMemoryService(),
+		AgentLoader:      agent.NewSingleLoader(a),
+		PluginConfig:     runner.PluginConfig{Plugins: []*plugin.Plugin{confirm}},
+		TelemetryOptions: traceOpts,
 	}
 	fmt.Fprintf(c.stdout, "adkskills web: open http://localhost:%d/ui/ (%s, skills from %s, files saved to %s). Ctrl-C to stop.\n",
 		*port, modelLabel(*modelName, *demo), wb.skillsDir, wb.storeDir)

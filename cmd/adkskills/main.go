@@ -39,7 +39,11 @@
 // GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION); without them they say what
 // to set and exit 2. With --demo they need none: the model is the built-in
 // demo model (model/scripted), for which a message "run SKILL SCRIPT
-// [ARGS...]" is that run_skill_script call.
+// [ARGS...]" is that run_skill_script call. run, chat and web export their
+// traces (ADK's spans and the script runs') over OTLP when
+// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set;
+// the tool calls' arguments and results read <elided> in them unless
+// --trace-content is given (docs/telemetry.md).
 //
 // A usage error prints its cause and one line pointing at the command's
 // --help, and exits 2. Every command takes --help; adkskills --version

@@ -19,6 +19,7 @@ import (
 // TestMain fails the run when a test wrote into the package folder, the
 // process working directory: the command must never default to it.
 func TestMain(m *testing.M) {
+	followCurrentProvider()
 	before := dirEntries(".")
 	code := m.Run()
 	if after := dirEntries("."); !slices.Equal(before, after) {

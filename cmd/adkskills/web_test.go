@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -58,6 +59,7 @@ func (s *syncBuffer) String() string {
 type webServer struct {
 	url   string
 	store *fileartifact.Service
+	stop  func() // stops the server and waits for the command to end; also at the test's end
 }
 
 // startWeb runs the web command as main does, with args after "web", until
@@ -65,7 +67,14 @@ type webServer struct {
 // With a nil m the command runs with no key at all (for --demo).
 func startWeb(t *testing.T, m model.LLM, args ...string) *webServer {
 	t.Helper()
+	return startWebWith(t, m, nil, args...)
+}
+
+// startWebWith is startWeb with more environment variables.
+func startWebWith(t *testing.T, m model.LLM, extra map[string]string, args ...string) *webServer {
+	t.Helper()
 	vars, dir := store(t)
+	maps.Copy(vars, extra)
 	e := env{getenv: func(k string) string { return vars[k] }}
 	if m != nil {
 		vars["GOOGLE_API_KEY"] = "test-key" // never used: the scripted model answers
@@ -97,7 +106,7 @@ func startWeb(t *testing.T, m model.LLM, args ...string) *webServer {
 			}
 			t.Fatalf("adkskills web did not come up: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
 		}
-		t.Cleanup(func() {
+		stop := sync.OnceFunc(func() {
 			cancel()
 			select {
 			case code := <-done:
@@ -106,9 +115,10 @@ func startWeb(t *testing.T, m model.LLM, args ...string) *webServer {
 				t.Errorf("adkskills web did not stop within %v", browserWait)
 			}
 		})
+		t.Cleanup(stop)
 		s, err := fileartifact.New(dir)
 		require.NoError(t, err)
-		return &webServer{url: base, store: s}
+		return &webServer{url: base, store: s, stop: stop}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"google.golang.org/adk/tool/skilltoolset/skill"
 
@@ -35,16 +36,16 @@ type Source struct {
 	dir    string // the folder's name in errors ("": unknown)
 	logger *slog.Logger
 	warned sync.Map // skill folder + problem -> struct{}
-	// parsed remembers each skill folder's last SKILL.md and what reading
-	// it gave (a *parsedFile): the catalogue, the declared tools and every
-	// call read SKILL.md again, a dozen times per model turn, and only the
-	// parse costs (YAML: tens of microseconds a file).
+	// parsed remembers each skill folder's last SKILL.md frontmatter and
+	// what reading it gave (a *parsedFile): the catalogue, the declared
+	// tools and every call read it again, a dozen times per model turn, and
+	// only the parse costs (YAML: tens of microseconds a file).
 	parsed sync.Map
 }
 
-// parsedFile is a SKILL.md's content and what read made of it.
+// parsedFile is a SKILL.md's frontmatter and what read made of it.
 type parsedFile struct {
-	data []byte
+	data []byte // the file up to the end of its frontmatter (all of head when unreadable)
 	p    *Parsed
 	err  error
 }
@@ -125,13 +126,43 @@ func (s *Source) LoadFrontmatter(ctx context.Context, name string) (*skill.Front
 	return p.Frontmatter, nil
 }
 
-// LoadInstructions returns the Markdown body of a skill's SKILL.md.
+// LoadInstructions returns the Markdown body of a skill's SKILL.md, whole;
+// Instructions streams it.
 func (s *Source) LoadInstructions(ctx context.Context, name string) (string, error) {
-	p, err := s.read(name)
+	body, _, err := s.Instructions(ctx, name)
 	if err != nil {
 		return "", err
 	}
-	return p.Body, nil
+	defer body.Close()
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path.Join(name, SkillFile), err)
+	}
+	return string(b), nil
+}
+
+// Instructions opens the Markdown body of a skill's SKILL.md as a stream,
+// once its frontmatter reads as LoadFrontmatter reads it, and returns how
+// many characters of the file come before the body (a byte-order mark
+// counts as one, as does each invalid byte). The caller closes the body.
+// Unlike LoadInstructions it never holds the body in memory.
+func (s *Source) Instructions(ctx context.Context, name string) (io.ReadCloser, int64, error) {
+	sf, err := s.open(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	if _, err := s.parsedHead(name, sf); err != nil {
+		_ = sf.f.Close()
+		return nil, 0, err
+	}
+	body := io.MultiReader(bytes.NewReader(sf.head[sf.end:]), sf.f)
+	return readCloser{Reader: body, Closer: sf.f}, int64(utf8.RuneCount(sf.head[:sf.end])), nil
+}
+
+// readCloser reads from a Reader and closes a Closer.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // LoadResource opens any regular file of the skill's folder by its path
@@ -226,24 +257,65 @@ func (s *Source) exists(name string) error {
 	return nil
 }
 
-// read parses one skill's SKILL.md; the folder name must be the skill's name.
-func (s *Source) read(name string) (*Parsed, error) {
+// skillFile is an open SKILL.md with its first bytes read: the frontmatter
+// and perhaps the start of the body.
+type skillFile struct {
+	f    fs.File
+	head []byte
+	end  int // where the frontmatter ends in head; 0 when it cannot be read
+	err  error
+}
+
+// open opens the SKILL.md of the skill folder name and reads no more of it
+// than a frontmatter within MaxFrontmatterBytes takes (readHead). The
+// caller closes sf.f.
+func (s *Source) open(name string) (*skillFile, error) {
 	if err := s.exists(name); err != nil {
 		return nil, err
 	}
 	file := path.Join(name, SkillFile)
-	data, err := fs.ReadFile(s.fsys, file)
+	f, err := s.fsys.Open(file)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %q", skill.ErrSkillNotFound, name)
 		}
+		return nil, fmt.Errorf("open %s: %w", file, err)
+	}
+	head, err := readHead(f)
+	if err != nil {
+		_ = f.Close()
 		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	sf := &skillFile{f: f, head: head}
+	sf.end, sf.err = frontmatterEnd(head)
+	return sf, nil
+}
+
+// read parses the frontmatter of one skill's SKILL.md; the folder name must
+// be the skill's name. Only the frontmatter is read, so a huge body costs
+// nothing here.
+func (s *Source) read(name string) (*Parsed, error) {
+	sf, err := s.open(name)
+	if err != nil {
+		return nil, err
+	}
+	_ = sf.f.Close()
+	return s.parsedHead(name, sf)
+}
+
+// parsedHead parses sf's frontmatter, or answers what the last parse of the
+// same frontmatter bytes gave. The Parsed has an empty Body.
+func (s *Source) parsedHead(name string, sf *skillFile) (*Parsed, error) {
+	data := sf.head
+	if sf.err == nil {
+		data = sf.head[:sf.end]
 	}
 	if v, ok := s.parsed.Load(name); ok {
 		if c := v.(*parsedFile); bytes.Equal(c.data, data) {
 			return c.p.clone(), c.err
 		}
 	}
+	data = bytes.Clone(data)
 	p, err := parse(name, data)
 	s.parsed.Store(name, &parsedFile{data: data, p: p, err: err})
 	return p.clone(), err

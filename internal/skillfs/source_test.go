@@ -3,12 +3,18 @@ package skillfs
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/fstest"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -223,4 +229,145 @@ func BenchmarkListFrontmatters(b *testing.B) {
 			b.Fatalf("%d skills, %v", len(fms), err)
 		}
 	}
+}
+
+// countingFS counts the bytes read from its files.
+type countingFS struct {
+	fs.FS
+	read atomic.Int64
+}
+
+func (c *countingFS) Open(name string) (fs.File, error) {
+	f, err := c.FS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &countingFile{File: f, n: &c.read}, nil
+}
+
+func (c *countingFS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(c.FS, name) }
+
+type countingFile struct {
+	fs.File
+	n *atomic.Int64
+}
+
+func (f *countingFile) Read(p []byte) (int, error) {
+	k, err := f.File.Read(p)
+	f.n.Add(int64(k))
+	return k, err
+}
+
+// TestHugeBodyIsNotRead: the catalogue and the frontmatter read a SKILL.md
+// no further than its frontmatter, and Instructions streams the body.
+func TestHugeBodyIsNotRead(t *testing.T) {
+	const bodyBytes = 64 * MaxFrontmatterBytes
+	front := "---\nname: huge\ndescription: Huge.\n---\n"
+	body := strings.Repeat("0123456789abcdef", bodyBytes/16)
+	for _, prefix := range []string{"", string(bom)} {
+		dir := t.TempDir()
+		writeTree(t, dir, map[string]string{"huge/SKILL.md": prefix + front + body})
+		fsys := &countingFS{FS: os.DirFS(dir)}
+		src := New(fsys, slog.New(slog.DiscardHandler))
+		ctx := context.Background()
+		for range 3 {
+			fms, err := src.ListFrontmatters(ctx)
+			require.NoError(t, err)
+			require.Len(t, fms, 1)
+			_, err = src.LoadFrontmatter(ctx, "huge")
+			require.NoError(t, err)
+		}
+		assert.LessOrEqual(t, fsys.read.Load(), int64(6*(len(bom)+MaxFrontmatterBytes+1)), "each read stops after the frontmatter")
+
+		fsys.read.Store(0)
+		r, off, err := src.Instructions(ctx, "huge")
+		require.NoError(t, err)
+		assert.Equal(t, int64(utf8.RuneCountInString(prefix+front)), off, "the characters before the body")
+		assert.LessOrEqual(t, fsys.read.Load(), int64(len(bom)+MaxFrontmatterBytes+1), "opening reads no more than the frontmatter")
+		got, err := io.ReadAll(r)
+		require.NoError(t, err)
+		require.NoError(t, r.Close())
+		assert.True(t, string(got) == body, "the body streams whole (%d bytes, want %d)", len(got), len(body))
+
+		whole, err := src.LoadInstructions(ctx, "huge")
+		require.NoError(t, err)
+		assert.True(t, whole == body, "LoadInstructions returns the body whole")
+	}
+}
+
+// TestFrontmatterBound: a frontmatter ending at MaxFrontmatterBytes loads;
+// one byte more is an error, for the loader, Parse and Validate alike.
+func TestFrontmatterBound(t *testing.T) {
+	frontOf := func(size int) string {
+		const open, tail = "---\nname: bound\ndescription: Bound.\n", "---\n"
+		pad := size - len(open) - len(tail) - len("#\n")
+		return open + "#" + strings.Repeat("x", pad) + "\n" + tail
+	}
+	tests := []struct {
+		name    string
+		content string
+		ok      bool
+	}{
+		{"at the bound", frontOf(MaxFrontmatterBytes) + "Body.\n", true},
+		{"at the bound, no body", frontOf(MaxFrontmatterBytes), true},
+		{"at the bound after a BOM", string(bom) + frontOf(MaxFrontmatterBytes) + "Body.\n", true},
+		{"one byte over", frontOf(MaxFrontmatterBytes+1) + "Body.\n", false},
+		{"never closed", "---\nname: bound\n" + strings.Repeat("#x\n", MaxFrontmatterBytes), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, map[string]string{"bound/SKILL.md": tt.content})
+			src := New(os.DirFS(dir), slog.New(slog.DiscardHandler))
+			fm, err := src.LoadFrontmatter(context.Background(), "bound")
+			_, perr := Parse([]byte(tt.content))
+			r, verr := Validate(os.DirFS(dir), nil)
+			require.NoError(t, verr)
+			if tt.ok {
+				require.NoError(t, err)
+				assert.Equal(t, "Bound.", fm.Description)
+				assert.NoError(t, perr)
+				assert.Zero(t, r.Errors(), "%v", r.Problems)
+				return
+			}
+			require.ErrorIs(t, err, skill.ErrInvalidFrontmatter)
+			assert.Contains(t, err.Error(), fmt.Sprintf("within its first %d bytes", MaxFrontmatterBytes))
+			assert.ErrorIs(t, perr, skill.ErrInvalidFrontmatter)
+			assert.NotZero(t, r.Errors(), "Validate agrees with the loader")
+		})
+	}
+}
+
+// FuzzHeadSplitsAsWhole: what the loader reads of a SKILL.md (readHead)
+// splits exactly as the whole file does. pad lengthens the frontmatter
+// towards the bound.
+func FuzzHeadSplitsAsWhole(f *testing.F) {
+	f.Add([]byte("---\nname: a\n"), uint32(0), []byte("---\nbody"))
+	f.Add([]byte("\ufeff---\r\n"), uint32(MaxFrontmatterBytes-12), []byte("\n---\r\nbody"))
+	f.Add([]byte("---\n#"), uint32(MaxFrontmatterBytes-9), []byte("\n---"))
+	f.Add([]byte("---\n#"), uint32(MaxFrontmatterBytes-8), []byte("\n---\n"))
+	f.Add([]byte("---\n#"), uint32(MaxFrontmatterBytes-6), []byte("\n---x\n---\n"))
+	f.Add([]byte("no opening"), uint32(5), []byte{})
+	f.Fuzz(func(t *testing.T, prefix []byte, pad uint32, suffix []byte) {
+		content := slices.Concat(prefix, bytes.Repeat([]byte{'x'}, int(pad%(MaxFrontmatterBytes+64))), suffix)
+		file, err := fstest.MapFS{"SKILL.md": {Data: content}}.Open("SKILL.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, err := readHead(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(content, head) || len(head) > len(bom)+MaxFrontmatterBytes+1 {
+			t.Fatalf("head of %d bytes is not a bounded prefix", len(head))
+		}
+		gotEnd, gotErr := frontmatterEnd(head)
+		wantEnd, wantErr := frontmatterEnd(content)
+		if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+			t.Fatalf("head: %v, whole: %v", gotErr, wantErr)
+		}
+		if gotErr == nil && gotEnd != wantEnd {
+			t.Fatalf("head ends the frontmatter at %d, whole at %d", gotEnd, wantEnd)
+		}
+	})
 }

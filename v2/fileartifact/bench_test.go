@@ -53,3 +53,31 @@ func BenchmarkLoad(b *testing.B) {
 		})
 	}
 }
+
+// benchArtifacts is how many artifacts the store BenchmarkNew opens holds:
+// benchSessions sessions of benchArtifacts/benchSessions each.
+const (
+	benchArtifacts = 2_000
+	benchSessions  = 20
+)
+
+// BenchmarkNew opens a store of benchArtifacts artifacts, each with two
+// versions: what the sweep on open costs (nothing to remove).
+func BenchmarkNew(b *testing.B) {
+	s := newStore(b)
+	part := genai.NewPartFromBytes([]byte("x"), "text/plain")
+	for i := range benchArtifacts {
+		for range 2 {
+			if _, err := s.Save(context.Background(), &artifact.SaveRequest{AppName: app, UserID: user,
+				SessionID: fmt.Sprintf("s%02d", i%benchSessions), FileName: fmt.Sprintf("f%04d.txt", i), Part: part}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := New(s.dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

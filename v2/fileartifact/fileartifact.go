@@ -49,6 +49,27 @@
 // saves or deletes in progress, or leftovers of a crash, and are ignored.
 // Directories are created 0700 and files 0600: artifacts are private to the
 // user running the agent.
+//
+// # After a crash
+//
+// A process killed while it saves or deletes (SIGKILL, the OOM killer, a
+// power loss) leaves that version's directory behind, invisible. [New]
+// removes such leftovers from the whole store, and every Save from its
+// artifact's directory. A save or delete holds an flock(2) lock on its
+// directory for as long as it works on it, and the kernel drops the lock
+// when its process dies, however it dies: a leftover whose lock can be taken
+// is dead and removed at once, and one whose lock is held belongs to a live
+// save or delete, in this or another process on the machine, and is never
+// touched. (A save killed after creating its folder and before locking it
+// leaves it empty; it is removed when no save of that artifact is between
+// those two steps, which they take under the artifact directory's shared
+// lock.) This holds across PID namespaces (containers sharing the store)
+// and whatever PIDs the kernel reuses. Where a directory cannot be locked
+// (Windows; an NFS mount that maps flock to fcntl locks), leftovers are
+// removed once they are an hour old, as are those of versions of this
+// package from before locks (whose saves running at the same time may
+// fail, never leave a half version, if a sweep takes their folder while it
+// is still empty).
 package fileartifact
 
 import (
@@ -109,6 +130,9 @@ var _ artifact.Service = (*Service)(nil)
 // New returns a Service that stores artifacts under dir, creating dir (mode
 // 0700) if it does not exist. dir may be relative; the Service keeps its
 // absolute form. Several Services, in one process or many, may share dir.
+//
+// New removes what saves and deletes left in the store when their process
+// died, and leaves alone what live ones work on (see "After a crash").
 func New(dir string) (*Service, error) {
 	if dir == "" {
 		return nil, errors.New("fileartifact: empty directory")
@@ -124,6 +148,7 @@ func New(dir string) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fileartifact: %w", err)
 	}
+	sweepStore(root, time.Now().Add(-staleAfter))
 	_ = root.Close()
 	return &Service{dir: abs, rename: (*os.Root).Rename}, nil
 }
@@ -174,7 +199,7 @@ func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifac
 	}
 
 	loc := locate(req.AppName, req.UserID, req.SessionID, req.FileName)
-	tmp, err := stage(root, loc, payload, m)
+	tmp, lock, err := stage(root, loc, payload, m)
 	if err != nil {
 		return nil, fmt.Errorf("fileartifact: save %q: %w", req.FileName, err)
 	}
@@ -183,6 +208,7 @@ func (s *Service) Save(ctx context.Context, req *artifact.SaveRequest) (*artifac
 		if !claimed {
 			_ = root.RemoveAll(tmp)
 		}
+		unlock(lock)
 	}()
 	for range maxClaimAttempts {
 		if err := ctx.Err(); err != nil {
@@ -417,46 +443,181 @@ func split(fileName string, part *genai.Part) ([]byte, []byte, error) {
 	return payload, b, nil
 }
 
-// staleAfter is how old a leftover of a crashed save or delete must be
-// before a later save of the same artifact removes it: far longer than any
-// save or delete in progress takes.
+// staleAfter is how old a leftover that is not locked (see sweep) must be
+// before a sweep removes it: far longer than any save or delete in progress
+// takes.
 const staleAfter = time.Hour
 
-// sweep removes, best effort, the leftovers among an artifact directory's
-// entries names (a version being written or deleted when its process died)
-// last changed before cutoff. Live ones are younger and stay.
+// errNoLocks is flock's error where directories cannot be locked.
+var errNoLocks = errors.New("fileartifact: directories cannot be locked here")
+
+// lockMode is how lockDir locks a directory.
+type lockMode int
+
+const (
+	tryExclusive  lockMode = iota // or fail with errBusy
+	waitExclusive                 // waiting for other locks to go
+	waitShared                    // waiting for an exclusive lock to go
+)
+
+// lockDir opens dir and takes its lock in mode m (see flock); closing the
+// returned file (unlock) releases it.
+func lockDir(root *os.Root, dir string, m lockMode) (*os.File, error) {
+	f, err := root.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := flock(f, m); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// unlock releases a lock lockDir took; nil is no lock.
+func unlock(f *os.File) {
+	if f != nil {
+		_ = f.Close()
+	}
+}
+
+// sweep removes, best effort, what dead saves and deletes left among an
+// artifact directory's entries names:
+//   - a locked leftover (lockPrefix) as soon as its lock can be taken: the
+//     process that held it is gone. One whose lock is held is live, and
+//     stays, whatever its age;
+//   - an empty unlocked one (tmpPrefix: a save that died between creating
+//     its folder and locking it) when the artifact directory's exclusive
+//     lock can be taken: no save is then between those two steps (stage
+//     holds the shared lock across them);
+//   - any other unlocked one (tmpPrefix: a save on a system without
+//     directory locks, or one of a version of this package from before
+//     locks; trashPrefix: likewise a delete) once it was last changed
+//     before cutoff.
 func sweep(root *os.Root, dir string, names []string, cutoff time.Time) {
+	var guard *os.File // the artifact directory's exclusive lock, once taken
+	defer func() { unlock(guard) }()
+	tried := false
 	for _, n := range names {
-		if !strings.HasPrefix(n, tmpPrefix) && !strings.HasPrefix(n, trashPrefix) {
+		p := path.Join(dir, n)
+		switch {
+		case strings.HasPrefix(n, lockPrefix):
+			lock, err := lockDir(root, p, tryExclusive)
+			if err == nil {
+				_ = root.RemoveAll(p)
+				unlock(lock)
+				continue
+			}
+			if !errors.Is(err, errNoLocks) {
+				continue // live, or gone
+			}
+		case strings.HasPrefix(n, tmpPrefix):
+			if !tried {
+				guard, _ = lockDir(root, dir, tryExclusive)
+				tried = true
+			}
+			if guard != nil && root.Remove(p) == nil {
+				continue // empty: removed
+			}
+		case strings.HasPrefix(n, trashPrefix):
+		default:
 			continue
 		}
-		p := path.Join(dir, n)
 		if fi, err := root.Lstat(p); err == nil && fi.ModTime().Before(cutoff) {
 			_ = root.RemoveAll(p)
 		}
 	}
 }
 
-// stage writes a version into a fresh temporary directory inside the
-// artifact's directory, synced, and returns its name.
-func stage(root *os.Root, loc location, payload, metaJSON []byte) (string, error) {
+// sweepStore sweeps every artifact directory of the store, in every
+// session and user scope (see sweep). Each scope is opened once and its
+// artifact directories are read relative to it.
+func sweepStore(root *os.Root, cutoff time.Time) {
+	for _, app := range visibleNames(root, ".") {
+		for _, user := range visibleNames(root, app) {
+			sessions := path.Join(app, user, sessionsDir)
+			for _, sess := range visibleNames(root, sessions) {
+				sweepScope(root, path.Join(sessions, sess), cutoff)
+			}
+			sweepScope(root, path.Join(app, user, userDir), cutoff)
+		}
+	}
+}
+
+// sweepScope sweeps the artifact directories of one scope.
+func sweepScope(root *os.Root, scope string, cutoff time.Time) {
+	sr, err := root.OpenRoot(scope)
+	if err != nil {
+		return
+	}
+	defer sr.Close()
+	for _, name := range visibleNames(sr, ".") {
+		if names, err := readDirNames(sr, name); err == nil {
+			sweep(sr, name, names, cutoff)
+		}
+	}
+}
+
+// visibleNames lists the entries of dir that do not start with '.', and
+// none when it cannot be read.
+func visibleNames(root *os.Root, dir string) []string {
+	names, _ := readDirNames(root, dir)
+	return slices.DeleteFunc(names, func(n string) bool { return strings.HasPrefix(n, ".") })
+}
+
+// stage writes a version into a fresh directory inside the artifact's
+// directory, synced, and returns its name with the lock that marks it live
+// (nil where directories cannot be locked); the caller renames or removes
+// the directory, then unlocks it. The directory is locked before it takes
+// its locked name (lockPrefix), so a sweep never finds it unlocked there
+// while this process lives; until then it holds the artifact directory's
+// shared lock, so a sweep does not take it for a dead save's (see sweep).
+func stage(root *os.Root, loc location, payload, metaJSON []byte) (string, *os.File, error) {
 	if err := mkdirs(root, loc.parts); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	tmp := path.Join(loc.dir(), tmpPrefix+rand.Text())
-	if err := root.Mkdir(tmp, dirPerm); err != nil {
-		return "", err
+	tmp, lock, err := newLocked(root, loc.dir())
+	if err != nil {
+		return "", nil, err
 	}
-	err := writeFile(root, path.Join(tmp, dataFile), payload)
+	err = writeFile(root, path.Join(tmp, dataFile), payload)
 	if err == nil {
 		err = writeFile(root, path.Join(tmp, metaFile), metaJSON)
 	}
 	if err != nil {
 		_ = root.RemoveAll(tmp)
-		return "", err
+		unlock(lock)
+		return "", nil, err
 	}
 	syncDir(root, tmp)
-	return tmp, nil
+	return tmp, lock, nil
+}
+
+// newLocked creates a folder for a version in the artifact directory dir
+// and returns its name and its lock: a locked folder (lockPrefix), or an
+// unlocked one (tmpPrefix, nil lock) where directories cannot be locked.
+func newLocked(root *os.Root, dir string) (string, *os.File, error) {
+	guard, _ := lockDir(root, dir, waitShared)
+	defer unlock(guard)
+	tmp := path.Join(dir, tmpPrefix+rand.Text())
+	if err := root.Mkdir(tmp, dirPerm); err != nil {
+		return "", nil, err
+	}
+	lock, err := lockDir(root, tmp, tryExclusive)
+	if errors.Is(err, errNoLocks) {
+		return tmp, nil, nil
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+		return "", nil, err
+	}
+	locked := path.Join(dir, lockPrefix+rand.Text())
+	if err := root.Rename(tmp, locked); err != nil {
+		_ = root.RemoveAll(tmp)
+		unlock(lock)
+		return "", nil, err
+	}
+	return locked, lock, nil
 }
 
 // mkdirs creates the directories of parts, each in its parent, syncing the
@@ -497,12 +658,22 @@ func syncDir(root *os.Root, dir string) {
 }
 
 // removeVersion deletes one version: it first renames the version out of
-// sight, so no reader ever sees it half removed.
+// sight, so no reader ever sees it half removed. It locks the version
+// before, so a sweep leaves the trash alone while this process lives.
 func removeVersion(root *os.Root, loc location, v int64) error {
 	if v < 1 {
 		return nil // not a version: nothing to delete
 	}
-	trash := path.Join(loc.dir(), trashPrefix+rand.Text())
+	prefix := lockPrefix
+	lock, err := lockDir(root, loc.version(v), waitExclusive)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		prefix = trashPrefix // unlocked: the age rule sweeps it
+	}
+	defer unlock(lock)
+	trash := path.Join(loc.dir(), prefix+rand.Text())
 	if err := root.Rename(loc.version(v), trash); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -441,11 +442,16 @@ func TestUnencodablePart(t *testing.T) {
 	}
 }
 
+// isLeftover reports whether name is a save's or delete's directory.
+func isLeftover(name string) bool {
+	return strings.HasPrefix(name, tmpPrefix) || strings.HasPrefix(name, trashPrefix) || strings.HasPrefix(name, lockPrefix)
+}
+
 // assertNoLeftovers checks that no temporary or trash entry remains.
 func assertNoLeftovers(t testing.TB, s *Service) {
 	t.Helper()
 	_ = filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
-		if strings.HasPrefix(d.Name(), tmpPrefix) || strings.HasPrefix(d.Name(), trashPrefix) {
+		if isLeftover(d.Name()) {
 			t.Errorf("leftover %s", p)
 		}
 		return err
@@ -529,7 +535,9 @@ func TestStrayEntriesAreIgnored(t *testing.T) {
 
 // TestSaveSweepsStaleLeftovers: a save removes what crashed saves and
 // deletes left in its artifact's directory an hour or more ago, and leaves
-// younger ones (a save or delete in progress) alone.
+// younger ones (a save or delete in progress) alone. These are unlocked,
+// with data in them, as a version of this package from before locks leaves
+// them (see TestOpenSweepsByLockAndAge for the others).
 func TestSaveSweepsStaleLeftovers(t *testing.T) {
 	s := newStore(t)
 	saveText(t, s, sess1, "a", "v1")
@@ -547,6 +555,9 @@ func TestSaveSweepsStaleLeftovers(t *testing.T) {
 		if err := os.MkdirAll(p, 0o700); err != nil {
 			t.Fatal(err)
 		}
+		if err := os.WriteFile(filepath.Join(p, dataFile), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.Chtimes(p, mtime, mtime); err != nil {
 			t.Fatal(err)
 		}
@@ -558,6 +569,119 @@ func TestSaveSweepsStaleLeftovers(t *testing.T) {
 		if gone := errors.Is(err, fs.ErrNotExist); gone != wantGone {
 			t.Errorf("%s: gone = %v, want %v", name, gone, wantGone)
 		}
+	}
+}
+
+// TestOpenSweepsByLockAndAge: New removes, in every session and user
+// scope, a locked leftover whose lock is free (its process died) whatever
+// its age, keeps one whose lock is held whatever its age, and removes an
+// unlocked one (from before locks, or a save that died before it locked)
+// only once it is stale. Versions and other entries stay.
+func TestOpenSweepsByLockAndAge(t *testing.T) {
+	old := time.Now().Add(-staleAfter - time.Minute)
+	young := time.Now().Add(-staleAfter + time.Minute)
+	entries := []struct {
+		name   string
+		mtime  time.Time
+		locked bool
+		gone   bool
+	}{
+		{lockPrefix + "dead", young, false, true},
+		{lockPrefix + "dead-old", old, false, true},
+		{lockPrefix + "live", young, true, false},
+		{lockPrefix + "live-old", old, true, false},
+		{tmpPrefix + "young", young, false, false},
+		{tmpPrefix + "young-empty", young, false, true},
+		{tmpPrefix + "old", old, false, true},
+		{trashPrefix + "young", young, false, false},
+		{trashPrefix + "old", old, false, true},
+		{"1", old, false, false},
+		{"notes", old, false, false},
+	}
+	s := newStore(t)
+	saveText(t, s, sess1, "a", "v1")
+	saveText(t, s, sess1, "user:u", "v1")
+	dirs := []string{
+		filepath.Join(s.dir, app, user, sessionsDir, sess1, "a"),
+		filepath.Join(s.dir, app, user, userDir, component("user:u")),
+	}
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, dir := range dirs {
+		for _, e := range entries {
+			p := filepath.Join(dir, e.name)
+			if err := os.MkdirAll(p, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if e.name != "1" && !strings.HasSuffix(e.name, "-empty") { // a stored version: keep its data
+				if err := os.WriteFile(filepath.Join(p, dataFile), []byte("x"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Chtimes(p, e.mtime, e.mtime); err != nil {
+				t.Fatal(err)
+			}
+			if e.locked {
+				rel, _ := filepath.Rel(s.dir, p)
+				lock, err := lockDir(root, filepath.ToSlash(rel), tryExclusive)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer unlock(lock)
+			}
+		}
+	}
+	if _, err := New(s.dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		for _, e := range entries {
+			_, err := os.Stat(filepath.Join(dir, e.name))
+			if gone := errors.Is(err, fs.ErrNotExist); gone != e.gone {
+				t.Errorf("%s: gone = %v, want %v", filepath.Join(filepath.Base(dir), e.name), gone, e.gone)
+			}
+		}
+	}
+	if got := loadText(t, s, sess1, "a", 1); got != "v1" {
+		t.Errorf("version 1 = %q", got)
+	}
+}
+
+// TestSweepSparesSavesBeingBorn: an empty unlocked folder is a save
+// between creating its folder and locking it while the artifact
+// directory's shared lock is held, and a dead one's once it is not.
+func TestSweepSparesSavesBeingBorn(t *testing.T) {
+	s := newStore(t)
+	saveText(t, s, sess1, "a", "v1")
+	rel := path.Join(app, user, sessionsDir, sess1, "a")
+	born := filepath.Join(s.dir, filepath.FromSlash(rel), tmpPrefix+"born")
+	if err := os.Mkdir(born, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	guard, err := lockDir(root, rel, waitShared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(s.dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(born); err != nil {
+		t.Fatalf("a save being born was swept: %v", err)
+	}
+	unlock(guard)
+	if _, err := New(s.dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(born); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a dead save's empty folder stays: %v", err)
 	}
 }
 

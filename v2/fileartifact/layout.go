@@ -17,8 +17,9 @@ const (
 	userDir     = "user"      // the user scope of "user:" names
 	dataFile    = "data"      // a version's payload
 	metaFile    = "meta.json" // a version's metadata
-	tmpPrefix   = ".tmp-"     // a version being written
-	trashPrefix = ".del-"     // a version being deleted
+	tmpPrefix   = ".tmp-"     // a version being written, not (yet) locked
+	trashPrefix = ".del-"     // a version being deleted, not locked
+	lockPrefix  = ".w-"       // a save or delete in progress, locked by its process
 	userPrefix  = "user:"     // names with it are user-scoped, as in ADK
 	hexDigits   = "0123456789abcdef"
 	hashMark    = '~' // starts the hash of a shortened component

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ import (
 // process pattern): TestMain turns it into a helper when helperEnv is set.
 
 const (
-	helperEnv  = "FILEARTIFACT_TEST_HELPER" // "save" or "crash"
+	helperEnv  = "FILEARTIFACT_TEST_HELPER" // "save", "crash" or "hold"
 	helperDir  = "FILEARTIFACT_TEST_DIR"
 	helperID   = "FILEARTIFACT_TEST_ID"
 	helperSave = "FILEARTIFACT_TEST_SAVES"
@@ -43,6 +44,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperMain(saveHelper))
 	case "crash":
 		os.Exit(helperMain(crashHelper))
+	case "hold":
+		os.Exit(helperMain(holdHelper))
 	default:
 		fmt.Fprintf(os.Stderr, "unknown %s=%q\n", helperEnv, os.Getenv(helperEnv))
 		os.Exit(2)
@@ -97,6 +100,32 @@ func crashHelper(s *Service, out io.Writer) error {
 		fmt.Fprintln(out, r.Version)
 	}
 }
+
+// holdHelper saves crashBody(holdSeed) to "held" and holds the save
+// between writing the version and claiming it: it prints "staged" and
+// waits for its standard input to close, then claims and prints the
+// version. Killed while it waits, it dies mid-save with the whole version
+// written.
+func holdHelper(s *Service, out io.Writer) error {
+	claim := s.rename
+	s.rename = func(r *os.Root, oldname, newname string) error {
+		fmt.Fprintln(out, "staged")
+		if _, err := io.Copy(io.Discard, os.Stdin); err != nil {
+			return err
+		}
+		return claim(r, oldname, newname)
+	}
+	r, err := s.Save(context.Background(), &artifact.SaveRequest{AppName: app, UserID: user, SessionID: sess1, FileName: "held",
+		Part: genai.NewPartFromBytes(crashBody(holdSeed), "application/octet-stream")})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, r.Version)
+	return nil
+}
+
+// holdSeed seeds what the hold helper saves.
+const holdSeed = 7
 
 // crashBody is a self-checking payload: its seed, then crashSize-8 bytes
 // derived from the seed.
@@ -243,4 +272,177 @@ func TestCrashLeavesNoHalfVersion(t *testing.T) {
 	if _, err := s.Path(app, user, sess1, "big", next); errors.Is(err, fs.ErrNotExist) {
 		t.Error(err)
 	}
+}
+
+// leftovers counts the saves' and deletes' directories under dir and the
+// bytes in them.
+func leftovers(t *testing.T, dir string) (n int, size int64) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && isLeftover(d.Name()) {
+			n++
+			return filepath.WalkDir(p, func(_ string, f fs.DirEntry, err error) error {
+				if err == nil && f.Type().IsRegular() {
+					fi, err := f.Info()
+					if err == nil {
+						size += fi.Size()
+					}
+				}
+				return err
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, size
+}
+
+// startHold starts the hold helper and waits until it holds its save.
+func startHold(t *testing.T, dir string) (*exec.Cmd, io.WriteCloser, *bufio.Scanner) {
+	t.Helper()
+	cmd := helper(t, "hold", dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "staged" {
+		t.Fatalf("hold helper: %q, %v\n%s", lines.Text(), cmd.Wait(), cmd.Stderr)
+	}
+	return cmd, stdin, lines
+}
+
+// TestKilledSavesAreSweptOnOpen kills processes with SIGKILL in the middle
+// of saving, again and again: some while they write a large version, some
+// once it is written and not yet claimed. Each leaves its version's
+// directory behind; opening the store removes them all, and the store goes
+// on as before.
+func TestKilledSavesAreSweptOnOpen(t *testing.T) {
+	held, crashes := 10, 10
+	if testing.Short() {
+		held, crashes = 3, 3
+	}
+	dir := t.TempDir()
+	var total int64
+	for range held {
+		cmd, _, _ := startHold(t, dir)
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		// The killed save is left; the ones before it were swept when
+		// this helper opened the store.
+		n, size := leftovers(t, dir)
+		if n != 1 || size < crashSize {
+			t.Fatalf("after a kill: %d leftovers of %d bytes, want 1 of %d", n, size, crashSize)
+		}
+		total += size
+	}
+	reported := 0
+	for round := range crashes {
+		cmd := helper(t, "crash", dir)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := bufio.NewScanner(stdout)
+		if !lines.Scan() {
+			t.Fatalf("helper stopped: %v\n%s", cmd.Wait(), cmd.Stderr)
+		}
+		reported++
+		time.Sleep(time.Duration(round%4) * time.Millisecond)
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		for lines.Scan() {
+			reported++
+		}
+		_ = cmd.Wait()
+		n, size := leftovers(t, dir)
+		if n > 1 {
+			t.Fatalf("after a kill: %d leftovers, want at most the killed save's", n)
+		}
+		total += size
+	}
+	t.Logf("%d kills left %.1f MiB in all, each swept by the next open", held+crashes, float64(total)/(1<<20))
+
+	s, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, size := leftovers(t, dir); n != 0 {
+		t.Fatalf("after New: %d leftovers, %d bytes", n, size)
+	}
+	if _, err := s.Versions(t.Context(), &artifact.VersionsRequest{AppName: app, UserID: user, SessionID: sess1, FileName: "held"}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a killed save left a version: %v", err)
+	}
+	r, err := s.Versions(t.Context(), &artifact.VersionsRequest{AppName: app, UserID: user, SessionID: sess1, FileName: "big"})
+	if err != nil || len(r.Versions) < reported {
+		t.Fatalf("Versions = %v, %v; the helpers reported %d saves", r, err, reported)
+	}
+	if got := saveText(t, s, sess1, "big", "after"); got != r.Versions[0]+1 {
+		t.Errorf("Save after the sweep = version %d, want %d", got, r.Versions[0]+1)
+	}
+}
+
+// TestSweepSparesLiveSaves: while another process holds a save between
+// writing and claiming its version, opening the store and saving the same
+// artifact (both sweep) leave its directory alone, and its save completes
+// with its own bytes.
+func TestSweepSparesLiveSaves(t *testing.T) {
+	dir := t.TempDir()
+	cmd, stdin, lines := startHold(t, dir)
+	before, size := leftovers(t, dir)
+	if before != 1 || size < crashSize {
+		t.Fatalf("the live save shows %d directories, %d bytes", before, size)
+	}
+	for range 3 {
+		s, err := New(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saveText(t, s, sess1, "held", "beside it")
+	}
+	if n, sz := leftovers(t, dir); n != 1 || sz != size {
+		t.Fatalf("after sweeps the live save has %d directories, %d bytes; want 1, %d", n, sz, size)
+	}
+	stdin.Close() // claim: the versions saved meanwhile make it retry
+	var last string
+	for lines.Scan() {
+		last = lines.Text()
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("hold helper: %v\n%s", err, cmd.Stderr)
+	}
+	v, err := strconv.ParseInt(last, 10, 64)
+	if err != nil || v != 4 {
+		t.Fatalf("hold helper printed %q last, want version 4", last)
+	}
+	s, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr, err := s.Load(t.Context(), &artifact.LoadRequest{AppName: app, UserID: user, SessionID: sess1, FileName: "held", Version: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(lr.Part.InlineData.Data, crashBody(holdSeed)) {
+		t.Fatalf("the live save's version %d holds %d other bytes", v, len(lr.Part.InlineData.Data))
+	}
+	assertNoLeftovers(t, s)
 }

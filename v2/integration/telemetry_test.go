@@ -23,12 +23,14 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"google.golang.org/adk/v2/artifact"
+	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/server/adkrest"
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/v2/model/scripted"
+	"github.com/adkskills/adkskills/v2/redact"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
 )
@@ -36,21 +38,31 @@ import (
 var (
 	spansOnce sync.Once
 	spans     *tracetest.InMemoryExporter
-	traceView http.Handler // ADK's REST server, whose /debug/trace feeds adk-web's trace view
+	redacted  *tracetest.InMemoryExporter // behind redact.NewSpanProcessor
+	traceView http.Handler                // ADK's REST server, whose /debug/trace feeds adk-web's trace view
 )
 
 // recordSpans installs, once per test binary, a global tracer provider that
-// keeps every span in memory and feeds ADK's REST server's trace store, as
-// ADK's web launcher does. ADK's tracer follows the first provider set, so
-// ADK's spans and ours land there together.
+// keeps every span in memory twice, as it is and through
+// redact.NewSpanProcessor (see redactedSpans), and feeds ADK's REST server's
+// trace store, as ADK's web launcher does. ADK's tracer follows the first
+// provider set, so ADK's spans and ours land there together.
 func recordSpans(t *testing.T) (*tracetest.InMemoryExporter, http.Handler) {
 	spansOnce.Do(func() {
 		rest, err := adkrest.NewServer(adkrest.ServerConfig{SessionService: session.InMemoryService()})
 		require.NoError(t, err)
-		spans, traceView = tracetest.NewInMemoryExporter(), rest
-		otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans), sdktrace.WithSpanProcessor(rest.SpanProcessor())))
+		spans, redacted, traceView = tracetest.NewInMemoryExporter(), tracetest.NewInMemoryExporter(), rest
+		otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans),
+			sdktrace.WithSpanProcessor(redact.NewSpanProcessor(sdktrace.NewSimpleSpanProcessor(redacted))),
+			sdktrace.WithSpanProcessor(rest.SpanProcessor())))
 	})
 	return spans, traceView
+}
+
+// redactedSpans is the exporter behind redact's processor (see recordSpans).
+func redactedSpans(t *testing.T) *tracetest.InMemoryExporter {
+	recordSpans(t)
+	return redacted
 }
 
 // debugSpan is a span as ADK's REST server's /debug/trace shows it.
@@ -232,4 +244,101 @@ func TestScriptRunsAreSpans(t *testing.T) {
 			assert.Equal(t, tt.tool, shown[i].Attributes[string(runscript.AttrTool)])
 		})
 	}
+}
+
+// sessionSpans are the spans of every invocation of a session: the traces
+// whose invoke_agent span names it.
+func sessionSpans(exp *tracetest.InMemoryExporter, sessionID string) []sdktrace.ReadOnlySpan {
+	all := exp.GetSpans().Snapshots()
+	traces := map[[16]byte]bool{}
+	for _, s := range all {
+		for _, kv := range s.Attributes() {
+			if kv.Key == "gen_ai.conversation.id" && kv.Value.AsString() == sessionID {
+				traces[s.SpanContext().TraceID()] = true
+			}
+		}
+	}
+	var out []sdktrace.ReadOnlySpan
+	for _, s := range all {
+		if traces[s.SpanContext().TraceID()] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// spanText is everything a span says: name, status, attributes and events.
+func spanText(s sdktrace.ReadOnlySpan) string {
+	var b strings.Builder
+	b.WriteString(s.Name() + "\n" + s.Status().Description + "\n")
+	for _, kv := range s.Attributes() {
+		b.WriteString(string(kv.Key) + "=" + kv.Value.String() + "\n")
+	}
+	for _, ev := range s.Events() {
+		b.WriteString(ev.Name + "\n")
+		for _, kv := range ev.Attributes {
+			b.WriteString(string(kv.Key) + "=" + kv.Value.String() + "\n")
+		}
+	}
+	return b.String()
+}
+
+// TestTracesCarryNoToolContentWhenRedacted: through ADK's runner, every
+// tool (a script with args and stdin, a failing script, a file read, a
+// failed read, parallel calls, an approved inline script) records its
+// content in ADK's execute_tool spans, which an exporter as it is sees; the
+// exporter behind redact's processor sees none of it in any span, ADK's or
+// ours, and still sees every span.
+func TestTracesCarryNoToolContentWhenRedacted(t *testing.T) {
+	raw := func() *tracetest.InMemoryExporter { e, _ := recordSpans(t); return e }()
+	red := redactedSpans(t)
+	secrets := map[string]string{
+		"an argument":          "arg-secret-plum",
+		"stdin":                "stdin-secret-kiwi",
+		"stdout":               "STDIN-SECRET-KIWI",
+		"stderr":               "the input table is empty",
+		"a file's content":     "Ünïcödé",
+		"a failed read's path": "missing-secret-fig",
+		"instructions":         "# Report writer",
+		"an inline script":     "inline-secret-lime",
+	}
+	parallel := func(*model.LLMRequest) (*genai.Content, error) {
+		return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{
+			{FunctionCall: &genai.FunctionCall{Name: "run_skill_script", Args: map[string]any{"skill_name": "py-tools", "script_path": "scripts/fail.py"}}},
+			{FunctionCall: &genai.FunctionCall{Name: "load_skill", Args: map[string]any{"name": "report-writer"}}},
+		}}, nil
+	}
+	h := newHarness(t, harnessConfig{opts: []skilltoolset.Option{skilltoolset.WithInlineScripts(true)}, steps: []scripted.Step{
+		call("run_skill_script", map[string]any{"skill_name": "py-tools", "script_path": "scripts/upper.py", "args": []any{"arg-secret-plum"}, "stdin": "stdin-secret-kiwi\n"}),
+		call("load_skill_resource", map[string]any{"skill_name": "report-writer", "resource_path": "cards/greeting.txt"}),
+		call("load_skill_resource", map[string]any{"skill_name": "report-writer", "resource_path": "references/missing-secret-fig.md"}),
+		parallel,
+		call("run_skill_inline_script", map[string]any{"language": "bash", "script": "echo inline-secret-lime"}),
+		say("done"),
+	}})
+	events := h.say("go")
+	h.model.Append(say("ran"))
+	confirm(h, confirmationCall(t, events), true)
+
+	rawText, redText := "", ""
+	rawSpans, redSpans := sessionSpans(raw, h.sessionID), sessionSpans(red, h.sessionID)
+	for _, s := range rawSpans {
+		rawText += spanText(s)
+	}
+	names := map[string]int{}
+	for _, s := range redSpans {
+		redText += spanText(s)
+		names[s.Name()]++
+	}
+	for what, secret := range secrets {
+		assert.Contains(t, rawText, secret, "%s reaches an exporter as it is", what)
+		assert.NotContains(t, redText, secret, "%s reaches the exporter behind redact", what)
+	}
+	assert.Equal(t, len(rawSpans), len(redSpans), "every span is exported")
+	for _, name := range []string{"execute_tool run_skill_script", "execute_tool load_skill_resource", "execute_tool load_skill",
+		"execute_tool (merged)", "execute_tool run_skill_inline_script", "run_script py-tools scripts/upper.py", "run_inline_script bash"} {
+		assert.Positive(t, names[name], "%s is exported", name)
+	}
+	assert.Contains(t, redText, "gcp.vertex.agent.tool_response="+redact.Elided)
+	assert.Contains(t, redText, "adkskills.exit_code=1", "our own attributes pass")
 }

@@ -51,6 +51,7 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 	cases := map[string]Option{
 		"nil executor":          WithCodeExecutor(nil),
 		"negative chars":        WithMaxOutputChars(-1),
+		"negative read chars":   WithMaxReadChars(-1),
 		"negative timeout":      WithScriptTimeout(-1),
 		"empty name":            WithName(" "),
 		"negative limits":       WithOutputLimits(codeexec.FileLimits{MaxFiles: -1}),
@@ -66,7 +67,7 @@ func TestNewRejectsInvalidOptions(t *testing.T) {
 		_, err := New(context.Background(), NewFSSource(testSkills), opt)
 		assert.Error(t, err, name)
 	}
-	for name, opt := range map[string]Option{"zero chars": WithMaxOutputChars(0), "zero timeout": WithScriptTimeout(0), "zero staging": WithStagingLimit(0)} {
+	for name, opt := range map[string]Option{"zero chars": WithMaxOutputChars(0), "zero read chars": WithMaxReadChars(0), "zero timeout": WithScriptTimeout(0), "zero staging": WithStagingLimit(0)} {
 		_, err := New(context.Background(), NewFSSource(testSkills), opt)
 		assert.NoError(t, err, "%s keeps the default", name)
 	}

@@ -9,6 +9,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"maps"
 	"regexp"
 	"slices"
@@ -61,6 +63,12 @@ func (p *Parsed) clone() *Parsed {
 // counts bytes where the specification says 1,024 characters.
 const MaxDescriptionBytes = 1024
 
+// MaxFrontmatterBytes bounds a SKILL.md's frontmatter, from its opening
+// '---' line through the end of its closing one (a byte-order mark before it
+// not counted). The loader reads no more of a SKILL.md than this for the
+// catalogue, however long the body; a longer frontmatter is a ParseError.
+const MaxFrontmatterBytes = 64 << 10
+
 // ParseError is a SKILL.md that cannot be read, with the 1-based line of the
 // file it concerns when one is known (0 otherwise).
 type ParseError struct {
@@ -82,6 +90,7 @@ var (
 	bom          = []byte("\ufeff")
 	yamlLineRe   = regexp.MustCompile(`line (\d+):? ?`)
 	errNoOpening = &ParseError{Line: 1, Msg: "SKILL.md must start with a '---' line opening the YAML frontmatter"}
+	errTooLong   = &ParseError{Line: 1, Msg: fmt.Sprintf("the frontmatter does not end within its first %d bytes", MaxFrontmatterBytes)}
 )
 
 // Parse reads a SKILL.md leniently, as the Agent Skills client guidance asks:
@@ -172,7 +181,9 @@ func descriptionSize(desc string) string {
 }
 
 // split finds the frontmatter between the opening and closing '---' lines
-// and returns it with the offset of the body.
+// and returns it with the offset of the body. A frontmatter that does not
+// end within MaxFrontmatterBytes is an error, so that content cut after
+// MaxFrontmatterBytes+1 bytes (readHead) splits as the whole would.
 func split(content []byte) ([]byte, int, error) {
 	first, rest, ok := bytes.Cut(content, []byte("\n"))
 	if !ok || string(bytes.TrimSuffix(first, []byte("\r"))) != "---" {
@@ -182,19 +193,46 @@ func split(content []byte) ([]byte, int, error) {
 	start := off
 	for {
 		l, next, found := bytes.Cut(rest, []byte("\n"))
+		end := off + len(l)
+		if found {
+			end++
+		}
+		if end > MaxFrontmatterBytes {
+			return nil, 0, errTooLong
+		}
 		if string(bytes.TrimSuffix(l, []byte("\r"))) == "---" {
-			end := off + len(l)
-			if found {
-				end++
-			}
 			return content[start:off], end, nil
 		}
 		if !found {
 			return nil, 0, &ParseError{Line: 1, Msg: "the frontmatter opened on line 1 has no closing '---' line"}
 		}
-		off += len(l) + 1
+		off = end
 		rest = next
 	}
+}
+
+// readHead reads the start of a SKILL.md from f: all of it when it is
+// short, else a byte-order mark's worth and MaxFrontmatterBytes+1 bytes,
+// which split tells apart from a whole file.
+func readHead(f fs.File) ([]byte, error) {
+	n := int64(len(bom) + MaxFrontmatterBytes + 1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() < n {
+		n = fi.Size() + 1 // one more, to see EOF (or a file that grew)
+	}
+	buf := make([]byte, n)
+	k, err := io.ReadFull(f, buf)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		err = nil
+	}
+	return buf[:k], err
+}
+
+// frontmatterEnd returns where the body of a SKILL.md starts in head (its
+// first bytes, a byte-order mark included), or split's error.
+func frontmatterEnd(head []byte) (int, error) {
+	content := bytes.TrimPrefix(head, bom)
+	_, end, err := split(content)
+	return len(head) - len(content) + end, err
 }
 
 // checkShape reports the first problem of shapeProblems.

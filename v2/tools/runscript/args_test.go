@@ -281,3 +281,22 @@ func TestJSONTypeNames(t *testing.T) {
 	assert.Equal(t, "an array", jsonType([]any{}))
 	assert.Equal(t, "an object", jsonType(map[string]any{}))
 }
+
+// TestSkillListIsBounded: SKILL_NOT_FOUND names the skills that fit in
+// maxListedSkillsChars and counts the rest.
+func TestSkillListIsBounded(t *testing.T) {
+	const name = "skill-with-a-long-name-0000" // 27 characters
+	n := 3 * maxListedSkillsChars / len(name)
+	fsys := fstest.MapFS{}
+	for i := range n {
+		nm := fmt.Sprintf("%s%04d", name[:len(name)-4], i)
+		fsys[nm+"/SKILL.md"] = &fstest.MapFile{Data: []byte("---\nname: " + nm + "\ndescription: D.\n---\n")}
+	}
+	r := &runner{Config: Config{Source: skillfs.New(fsys, nil)}}
+	_, resp := r.loadSkill(context.Background(), "nope")
+	require.Equal(t, CodeSkillNotFound, resp.ErrorCode)
+	assert.LessOrEqual(t, len(resp.Error), maxListedSkillsChars+100, resp.Error)
+	listed := strings.Count(resp.Error, name[:len(name)-4])
+	assert.Greater(t, listed, 0)
+	assert.True(t, strings.HasSuffix(resp.Error, fmt.Sprintf("] and %d more (list_skills lists them)", n-listed)), resp.Error)
+}

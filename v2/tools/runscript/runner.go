@@ -129,14 +129,24 @@ func (r *runner) loadSkill(ctx context.Context, name string) (*stagedSkill, *Res
 	return s, nil
 }
 
-// skillList names the available skills, for SKILL_NOT_FOUND.
+// maxListedSkillsChars bounds the names SKILL_NOT_FOUND lists: a source
+// with thousands of skills names what fits and counts the rest.
+const maxListedSkillsChars = 2_000
+
+// skillList names the available skills, for SKILL_NOT_FOUND, within
+// maxListedSkillsChars.
 func (r *runner) skillList(ctx context.Context) string {
 	fms, err := r.Source.ListFrontmatters(ctx)
 	if err != nil || len(fms) == 0 {
 		return ""
 	}
 	names := make([]string, 0, len(fms))
+	used := 0
 	for _, fm := range fms {
+		used += utf8.RuneCountInString(fm.Name) + 1
+		if used > maxListedSkillsChars && len(names) > 0 {
+			return fmt.Sprintf("; available skills: %v and %d more (list_skills lists them)", names, len(fms)-len(names))
+		}
 		names = append(names, fm.Name)
 	}
 	return fmt.Sprintf("; available skills: %v", names)
