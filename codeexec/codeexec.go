@@ -77,6 +77,10 @@ var (
 	// escapes the skill root, a script that is not among the files, an
 	// extra file that would replace one of the skill's, a nil request).
 	ErrInvalidRequest = errors.New("codeexec: invalid request")
+	// ErrTooLarge: the skill folder and the request's files are over the
+	// staging limit (Limits.MaxSkillBytes). It comes wrapped with
+	// ErrInvalidRequest, and the script does not run.
+	ErrTooLarge = errors.New("codeexec: over the staging limit")
 	// ErrInvalidConfig: the executor was built with an invalid option value.
 	// Its Err method and every Execute report it.
 	ErrInvalidConfig = errors.New("codeexec: invalid configuration")
@@ -156,6 +160,13 @@ type Result struct {
 	// TimedOut reports that the run hit its time limit (or the context was
 	// cancelled) and its process tree was killed.
 	TimedOut bool
+	// OutOfMemory reports that the run reached its memory bound and the
+	// kernel killed a process of it.
+	OutOfMemory bool
+	// Note says, in a sentence for the model, how the executor ended the
+	// run when it was not the script's own doing beyond TimedOut ("out of
+	// memory: the run used its 512 MiB"); empty otherwise.
+	Note string
 	// Duration is the wall-clock time of the run.
 	Duration time.Duration
 	// Stdout and Stderr are the capped streams.

@@ -406,6 +406,9 @@ func (c *cli) printRun(store *fileartifact.Service, sessionID string, call scrip
 			fmt.Fprintf(w, "    (no path: %v)\n", err)
 		}
 	}
+	if res.Message != "" {
+		fmt.Fprintf(w, "message: %s\n", res.Message)
+	}
 	if res.Warning != "" {
 		fmt.Fprintf(w, "warning: %s\n", res.Warning)
 	}

@@ -140,7 +140,7 @@ func (j *job) checkSize() error {
 		total += e.size
 	}
 	if total > j.limits.MaxSkillBytes {
-		return fmt.Errorf("%w: the files to stage hold %d bytes, over the %d-byte limit", codeexec.ErrInvalidRequest, total, j.limits.MaxSkillBytes)
+		return fmt.Errorf("%w: %w: the files to stage hold %d bytes, over the %d-byte limit", codeexec.ErrInvalidRequest, codeexec.ErrTooLarge, total, j.limits.MaxSkillBytes)
 	}
 	return nil
 }
@@ -189,7 +189,7 @@ func (j *job) writeTar(w io.Writer) error {
 			return err
 		}
 		if budget -= e.size; budget < 0 {
-			return fmt.Errorf("%w: the files to stage are over the %d-byte limit", codeexec.ErrInvalidRequest, j.limits.MaxSkillBytes)
+			return fmt.Errorf("%w: %w: the files to stage are over the %d-byte limit", codeexec.ErrInvalidRequest, codeexec.ErrTooLarge, j.limits.MaxSkillBytes)
 		}
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Size: e.size, Mode: int64(e.mode), Format: tar.FormatPAX}); err != nil {
 			return err

@@ -399,7 +399,8 @@ func testStaging(t *testing.T, e codeexec.Executor) {
 	})
 }
 
-// testStagingLimit: a skill folder over Limits.MaxSkillBytes does not run.
+// testStagingLimit: a skill folder over Limits.MaxSkillBytes does not run,
+// and the error says so (ErrTooLarge).
 func testStagingLimit(t *testing.T, e codeexec.Executor) {
 	const limit = 1 << 16
 	for _, tt := range []struct {
@@ -418,8 +419,8 @@ func testStagingLimit(t *testing.T, e codeexec.Executor) {
 			switch {
 			case tt.ok && (err != nil || res.Stdout.Text != "ran\n"):
 				t.Errorf("%d bytes, limit %d: Execute = %v, %v; want a run", limit, limit, res, err)
-			case !tt.ok && !errors.Is(err, codeexec.ErrInvalidRequest):
-				t.Errorf("%d bytes, limit %d: Execute = %v, %v; want ErrInvalidRequest", limit+1, limit, res, err)
+			case !tt.ok && (!errors.Is(err, codeexec.ErrInvalidRequest) || !errors.Is(err, codeexec.ErrTooLarge)):
+				t.Errorf("%d bytes, limit %d: Execute = %v, %v; want ErrInvalidRequest and ErrTooLarge", limit+1, limit, res, err)
 			}
 		})
 	}

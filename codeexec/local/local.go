@@ -4,14 +4,15 @@
 // on timeout, and output files read without following links.
 //
 // Local provides NO ISOLATION: a script runs with the agent's own user, files
-// and network, and can read anything the agent can, including the agent's
-// environment through /proc when both run as the same user. Use it for code
-// you trust; use codeexec/sandbox for code you do not. docs/security.md says
-// more.
+// and network, and can read anything the agent can (a non-root agent makes
+// itself undumpable, so not its environment or memory through /proc). Use
+// it for code you trust; use codeexec/sandbox for code you do not.
+// docs/security.md says more.
 package local
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"time"
 
@@ -22,7 +23,11 @@ import (
 // Executor runs scripts as host subprocesses. It is safe for concurrent use;
 // its configuration is fixed by [New].
 type Executor struct {
-	cfg host.Config
+	cfg    host.Config
+	memory int64 // WithMemoryLimit; 0: none
+	procs  int   // WithProcessLimit; 0: none
+	// dumpable: WithDumpableAgent
+	dumpable bool
 }
 
 // New returns an Executor configured by opts. It does not fail and does not
@@ -82,6 +87,36 @@ func WithSnapshotCache(bytes int64) Option {
 	return func(l *Executor) { l.cfg.SetSnapshotCache(bytes) }
 }
 
+// WithMemoryLimit bounds the memory of a run, in bytes: every process it
+// starts, and the tmpfs, memfd and page-cache pages they touch, where the
+// host lets the agent make cgroups (docs/security.md); a run past it is
+// killed and answers out of memory. Zero or negative: no bound (default).
+func WithMemoryLimit(bytes int64) Option {
+	return func(l *Executor) { l.memory = bytes }
+}
+
+// WithProcessLimit bounds how many processes a run may have at once, where
+// the host lets the agent make cgroups. Zero or negative: no bound
+// (default).
+func WithProcessLimit(n int) Option {
+	return func(l *Executor) { l.procs = n }
+}
+
+// WithDumpableAgent keeps the agent's process dumpable. By default the
+// first Execute of an agent that does not run as root makes it undumpable,
+// so that a script, which runs as the agent's user, cannot read the agent's
+// environment (its API keys) or memory through /proc; that also turns off
+// the agent's core dumps and attaching a debugger to it as its own user.
+func WithDumpableAgent(dumpable bool) Option {
+	return func(l *Executor) { l.dumpable = dumpable }
+}
+
+// Describe says how this host bounds a run's memory and processes: a
+// cgroup of the run's own, or none (then only the OOM score applies).
+func (l *Executor) Describe() string {
+	return "memory and processes: " + host.CgroupReport()
+}
+
 // Err reports the first invalid option New was given, wrapping
 // [codeexec.ErrInvalidConfig], or nil.
 func (l *Executor) Err() error { return l.cfg.Err() }
@@ -94,11 +129,23 @@ func (l *Executor) Execute(ctx context.Context, req *codeexec.Request) (*codeexe
 	if err := host.Supported(); err != nil {
 		return nil, err
 	}
-	return host.Execute(ctx, &l.cfg, launcher{}, req)
+	if !l.dumpable {
+		if err := host.ProtectAgent(); err != nil {
+			return nil, fmt.Errorf("%w: making the agent undumpable: %w", codeexec.ErrStart, err)
+		}
+	}
+	return host.Execute(ctx, &l.cfg, launcher{mem: l.memory, procs: l.procs}, req)
 }
 
 // launcher starts the interpreter directly on the host.
-type launcher struct{}
+type launcher struct {
+	mem   int64
+	procs int
+}
+
+// Bounds is the run's memory and process bound (a cgroup of its own holds
+// the run where the host allows one, bounded or not).
+func (l launcher) Bounds() (int64, int) { return max(l.mem, 0), max(l.procs, 0) }
 
 // StageMode: clones of the snapshot where the file system makes them, else
 // hard links; the cache checks them before it hands them out again.

@@ -49,6 +49,28 @@ func (s *Executor) Probe(ctx context.Context) error {
 	return err
 }
 
+// Describe says, after a successful Probe, which bubblewrap runs the
+// sandbox and how this host bounds a run's memory and processes: a cgroup
+// of the run's own, or (where none can be made) the rlimits that remain.
+func (s *Executor) Describe() string {
+	s.state.probeOnce.Lock()
+	h := s.state.host
+	s.state.probeOnce.Unlock()
+	b := "not probed yet"
+	if h != nil {
+		b = "bubblewrap " + h.version + " (" + h.bwrap + ")"
+	}
+	return b + "; memory and processes: " + host.CgroupReport() + rlimitNote()
+}
+
+// rlimitNote says what bounds a run without a cgroup of its own.
+func rlimitNote() string {
+	if strings.HasPrefix(host.CgroupReport(), "no run cgroup") {
+		return ", so each process's address space (RLIMIT_AS) and the run's processes (RLIMIT_NPROC) are bounded instead"
+	}
+	return ""
+}
+
 // ready returns the probed host, probing once until a probe succeeds.
 func (s *Executor) ready(ctx context.Context) (*sandboxHost, error) {
 	st := &s.state
@@ -85,10 +107,12 @@ func limit[T int | int64 | time.Duration](v, def T) (T, bool) {
 	return v, true
 }
 
-// prlimitArgs is the prlimit prefix that applies the run's rlimits.
-func (s *Executor) prlimitArgs(prlimit string) []string {
+// prlimitArgs is the prlimit prefix that applies the run's rlimits. A run
+// with a cgroup of its own (bounded) has its memory bounded there, as a
+// whole; without one, each process's address space is (RLIMIT_AS).
+func (s *Executor) prlimitArgs(prlimit string, bounded bool) []string {
 	a := []string{prlimit, "--core=0"}
-	if v, ok := limit(s.memory, DefaultMemory); ok {
+	if v, ok := limit(s.memory, DefaultMemory); ok && !bounded {
 		a = append(a, "--as="+strconv.FormatInt(v, 10))
 	}
 	if v, ok := limit(s.procs, DefaultProcesses); ok {
@@ -174,7 +198,7 @@ type runArgs struct {
 // /proc, which the kernel refuses below a root agent's: bubblewrap covers
 // the writable parts of the outer /proc, and a covered /proc cannot be
 // mounted again in a child user namespace.)
-func (s *Executor) bwrapArgs(h *sandboxHost, u runUser, wsDir, skillName string, binds []bind, env, argv []string, seccomp bool) runArgs {
+func (s *Executor) bwrapArgs(h *sandboxHost, u runUser, wsDir, skillName string, binds []bind, env, argv []string, seccomp, bounded bool) runArgs {
 	ns := []string{"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "sandbox",
 		"--unshare-cgroup-try", "--die-with-parent", "--new-session", "--info-fd", strconv.Itoa(infoFD)}
 	if !s.network {
@@ -237,7 +261,7 @@ func (s *Executor) bwrapArgs(h *sandboxHost, u runUser, wsDir, skillName string,
 		a.outer = append(a.outer, mounts...)
 	}
 	a.rest = append(a.rest, "--", h.bwrap, "--args", strconv.Itoa(innerArgsFD), "--")
-	a.rest = append(a.rest, s.prlimitArgs(h.prlimit)...)
+	a.rest = append(a.rest, s.prlimitArgs(h.prlimit, bounded)...)
 	a.rest = append(a.rest, argv...)
 	return a
 }
@@ -260,6 +284,14 @@ type sandboxLauncher struct {
 	// args and innerArgs are the read ends the bubblewraps read their
 	// options from (argsFD, innerArgsFD).
 	args, innerArgs *os.File
+}
+
+// Bounds is the run's memory and process bound, which a cgroup of its own
+// enforces where the host allows one.
+func (l *sandboxLauncher) Bounds() (int64, int) {
+	mem, _ := limit(l.s.memory, DefaultMemory)
+	procs, _ := limit(l.s.procs, DefaultProcesses)
+	return mem, procs
 }
 
 // Ready probes the machine once (see Probe) and keeps what it found.
@@ -319,7 +351,7 @@ func (l *sandboxLauncher) Command(ctx context.Context, p *host.Plan) (*exec.Cmd,
 	q.HostPATH = v.path
 	env := q.EnvAt(p.WS.Under(sandboxWorkspace))
 	argv := append([]string{v.exe}, p.Argv[1:]...)
-	a := l.s.bwrapArgs(l.h, l.user, p.WS.Dir, p.WS.Name, v.binds, env, argv, !l.s.noFilter)
+	a := l.s.bwrapArgs(l.h, l.user, p.WS.Dir, p.WS.Name, v.binds, env, argv, !l.s.noFilter, p.Bounded)
 	var files []*os.File // opened so far, closed on failure
 	fail := func(err error) (*exec.Cmd, error) {
 		for _, f := range files {

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"github.com/adkskills/adkskills/codeexec/internal/hostsuite"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
-	"github.com/adkskills/adkskills/codeexec/local"
 
 	"github.com/adkskills/adkskills/codeexec/internal/host"
 
@@ -58,6 +57,9 @@ func newSandbox(o hostsuite.Options) codeexec.Executor {
 	}
 	if o.WorkspaceDir != "" {
 		opts = append(opts, WithWorkspaceDir(o.WorkspaceDir))
+	}
+	if o.MemoryLimit != 0 {
+		opts = append(opts, WithMemoryLimit(o.MemoryLimit))
 	}
 	return New(opts...)
 }
@@ -542,9 +544,16 @@ func TestSandboxLimits(t *testing.T) {
 			}},
 		{"Memory", WithMemoryLimit(memory), attack(t, "memory_hog.py", "32", strconv.Itoa(4*memory>>20)), time.Minute,
 			func(t *testing.T, res *codeexec.Result) {
+				if res.OutOfMemory { // the run's own cgroup bounds it
+					if want := fmt.Sprintf("out of memory: the run used its %d MiB", memory>>20); res.ExitCode != 128+int(syscall.SIGKILL) || res.Note != want {
+						t.Errorf("exit %d, note %q: want 137, %q", res.ExitCode, res.Note, want)
+					}
+					return
+				}
+				// No cgroup here: each process's address space is bounded.
 				var n int
 				if _, err := fmt.Sscanf(res.Stdout.Text, "MemoryError after %d MiB", &n); err != nil || n >= memory>>20 {
-					t.Errorf("stdout %q, stderr %q: want a MemoryError before %d MiB", res.Stdout.Text, res.Stderr.Text, memory>>20)
+					t.Errorf("stdout %q, stderr %q: want a MemoryError before %d MiB, or out of memory", res.Stdout.Text, res.Stderr.Text, memory>>20)
 				}
 			}},
 		{"CPU", WithCPULimit(time.Second), attack(t, "cpu_burn.py"), 15 * time.Second,
@@ -586,14 +595,30 @@ func TestSandboxProcessEscape(t *testing.T) {
 		mode     string
 		timeout  time.Duration
 		timedOut bool
-		// survive: the control. Local cannot kill a process that left
-		// its group and session; the test sees the escapee.
-		survive bool
 	}{
-		{"ScriptExits", New(), "exit", time.Minute, false, false},
-		{"Timeout", New(), "hang", time.Second, true, false},
-		{"LocalControl", local.New(), "exit", time.Minute, false, true},
+		{"ScriptExits", New(), "exit", time.Minute, false},
+		{"Timeout", New(), "hang", time.Second, true},
 	}
+	t.Run("Control", func(t *testing.T) {
+		// The script run as a plain process: its escapee survives, and
+		// the test sees it.
+		marker := hosttest.NewMarker(t)
+		t.Cleanup(func() { hosttest.KillMarked(marker) })
+		cmd := exec.Command("bash", filepath.Join("testdata", "setsid_escape.sh"), "exit")
+		cmd.Env = append(os.Environ(), hosttest.MarkerVar+"="+marker)
+		out, err := os.Create(filepath.Join(t.TempDir(), "out")) // the escapee keeps it open
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		cmd.Stdout = out
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if len(hosttest.Survivors(marker)) == 0 {
+			t.Error("control: the escapee did not survive a plain run; the test cannot see escapees")
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -608,14 +633,7 @@ func TestSandboxProcessEscape(t *testing.T) {
 			if elapsed > tt.timeout+hosttest.Grace {
 				t.Errorf("took %v", elapsed)
 			}
-			pids := hosttest.Survivors(marker)
-			if tt.survive {
-				if len(pids) == 0 {
-					t.Error("control: the escapee did not survive Local; the test cannot see escapees")
-				}
-				return
-			}
-			if len(pids) > 0 {
+			if pids := hosttest.Survivors(marker); len(pids) > 0 {
 				t.Errorf("processes of the run survived it: %v", hosttest.Describe(pids))
 			}
 		})
@@ -699,7 +717,7 @@ func TestSandboxInvalidOptions(t *testing.T) {
 	}{
 		{"NegativeTmpSize", WithTmpSize(-1)},
 		{"RelativeReadOnlyPath", WithReadOnlyPaths("relative")},
-		{"RootReadOnlyPath", WithReadOnlyPaths("/")},
+		{"RootWritableOnlyPath", WithReadOnlyPaths("/")},
 		{"RootUser", WithUser(0, 0)},
 		{"EmptyBwrapPath", WithBwrapPath("")},
 		{"SharedOption", WithWaitDelay(-time.Second)},
@@ -834,7 +852,7 @@ func TestSandboxArgs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h.root = tt.root
-			a := New(tt.opts...).bwrapArgs(h, tt.user, "/ws", codeexec.DefaultSkillName, binds, env, argv, true)
+			a := New(tt.opts...).bwrapArgs(h, tt.user, "/ws", codeexec.DefaultSkillName, binds, env, argv, true, false)
 			for _, c := range []struct {
 				part string
 				got  []string
@@ -897,5 +915,21 @@ func TestSandboxSetupFails(t *testing.T) {
 				t.Errorf("Execute = %+v, %v; want the script's exit 1 and stderr", res, err)
 			}
 		})
+	}
+}
+
+// TestSandboxDescribe: Describe names the bubblewrap a probe found and how
+// runs are bounded here.
+func TestSandboxDescribe(t *testing.T) {
+	s := New()
+	if got := s.Describe(); !strings.HasPrefix(got, "not probed yet; memory and processes: ") {
+		t.Errorf("before a probe: %q", got)
+	}
+	requireSandbox(t)
+	if err := s.Probe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Describe(); !strings.HasPrefix(got, "bubblewrap ") || !strings.Contains(got, "; memory and processes: ") {
+		t.Errorf("after a probe: %q", got)
 	}
 }

@@ -35,3 +35,6 @@ func (s *Executor) Probe(ctx context.Context) error {
 	}
 	return errNoSandbox()
 }
+
+// Describe says that the sandbox needs Linux.
+func (s *Executor) Describe() string { return errNoSandbox().Error() }

@@ -22,6 +22,9 @@ const (
 	StatusSuccess = "success" // exit code 0, in time
 	StatusError   = "error"   // a non-zero exit code
 	StatusTimeout = "timeout" // the time limit was hit
+	// StatusOutOfMemory: the run reached its memory bound and the kernel
+	// killed it; Message says the bound.
+	StatusOutOfMemory = "out_of_memory"
 )
 
 // Response is what run_skill_script and run_skill_inline_script answer: the
@@ -34,7 +37,8 @@ const (
 // ADK wants a tool's result as a map: [Response.Map] is that conversion, and
 // [ParseResponse] the way back. Its JSON form is the map's.
 type Response struct {
-	// Status is StatusSuccess, StatusError or StatusTimeout.
+	// Status is StatusSuccess, StatusError, StatusTimeout or
+	// StatusOutOfMemory.
 	Status string `json:"status,omitempty"`
 	// ExitCode is the script's exit code; a death by signal n is 128+n.
 	ExitCode int `json:"exit_code"`
@@ -47,6 +51,9 @@ type Response struct {
 	// OutputFiles lists the files the run created or changed: a manifest,
 	// never their bytes.
 	OutputFiles []OutputFile `json:"output_files"`
+	// Message says how the executor ended a run the script did not end
+	// itself ("out of memory: the run used its 512 MiB"); empty otherwise.
+	Message string `json:"message,omitempty"`
 	// Warning is set when files were not saved (no artifact service, a save
 	// failed, a limit was hit) or part of the response was cut.
 	Warning string `json:"warning,omitempty"`
@@ -104,6 +111,9 @@ func (r Response) Map() map[string]any {
 		"stdout":       r.Stdout,
 		"stderr":       r.Stderr,
 		"output_files": files,
+	}
+	if r.Message != "" {
+		m["message"] = r.Message
 	}
 	if r.Warning != "" {
 		m["warning"] = r.Warning

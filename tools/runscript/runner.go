@@ -166,6 +166,9 @@ func (r *runner) run(tc adkglue.ToolContext, call Call, req *codeexec.Request) *
 		if errors.Is(err, codeexec.ErrUnsupportedScript) {
 			return errorResponse(CodeUnsupportedScriptType, fmt.Sprintf("no interpreter is configured for %q", req.Script))
 		}
+		if errors.Is(err, codeexec.ErrTooLarge) {
+			return errorResponse(CodeExecutionError, fmt.Sprintf("the skill and its input files are over the %d-byte staging limit, so the script did not run", req.Limits.WithDefaults().MaxSkillBytes))
+		}
 		return errorResponse(CodeExecutionError, executionMessage(err))
 	}
 	resp := r.respond(tc, res)
@@ -195,6 +198,8 @@ func executionMessage(err error) string {
 // status is the status word of a run that happened.
 func status(res *codeexec.Result) string {
 	switch {
+	case res.OutOfMemory:
+		return StatusOutOfMemory
 	case res.TimedOut:
 		return StatusTimeout
 	case res.ExitCode != 0:
@@ -227,6 +232,7 @@ func (r *runner) respond(tc adkglue.ToolContext, res *codeexec.Result) *Response
 		TimedOut:    res.TimedOut,
 		Stdout:      res.Stdout.Text,
 		Stderr:      res.Stderr.Text,
+		Message:     res.Note,
 		OutputFiles: listed,
 		Warning:     truncate.String(joinWarnings(warnings), budget),
 	}

@@ -31,8 +31,9 @@ import (
 // (same file system); later runs of the same files take the snapshot's
 // files into their workspace without copying bytes, in one of three ways:
 //
-//   - hard links to a read-only snapshot owned by root, which the sandbox
-//     user can read but never change (Sandbox, when the agent is root);
+//   - hard links to a snapshot owned by root and writable by root alone,
+//     which the sandbox user can read but never change (Sandbox, when the
+//     agent is root);
 //   - a copy-on-write clone where the file system makes one (FICLONE,
 //     clonefile), else a hard link, the snapshot verified before each use
 //     (Local: trusted code, which could write through a link; a snapshot
@@ -62,7 +63,7 @@ type StageMode int
 const (
 	// StageCopy streams every file from the skill folder (no cache).
 	StageCopy StageMode = iota
-	// StageLink hard-links from a read-only, root-owned snapshot.
+	// StageLink hard-links from a root-owned snapshot only root may write.
 	StageLink
 	// StageCloneOrLink clones from a snapshot, else hard-links.
 	StageCloneOrLink
@@ -136,7 +137,7 @@ func (m *manifest) bytes() int64 {
 // that uses it.
 type cache struct {
 	dir      string
-	readOnly bool // files root-owned without write bits (StageLink)
+	readOnly bool // files root-owned, writable by root alone (StageLink)
 	limit    int64
 	noClone  atomic.Bool // the file system cannot clone: do not try again
 
@@ -192,6 +193,8 @@ func (c *cache) sweep() {
 	for _, e := range entries {
 		name := e.Name()
 		switch {
+		case validKey(name) && c.leftLeases(name):
+			c.drop(name)
 		case strings.HasPrefix(name, cacheTrash):
 			removeTree(filepath.Join(c.dir, name))
 		case strings.HasPrefix(name, cacheTmpInfix):
@@ -203,6 +206,19 @@ func (c *cache) sweep() {
 		}
 	}
 	c.evict("")
+}
+
+// leftLeases reports whether snapshot key holds the lease of a run that is
+// gone (see snapshotLeases).
+func (c *cache) leftLeases(key string) bool {
+	leases, _ := os.ReadDir(filepath.Join(c.dir, key, snapshotLeases))
+	for _, l := range leases {
+		ws := filepath.Join(filepath.Dir(c.dir), l.Name())
+		if _, err := os.Lstat(ws); err != nil || deadWorkspace(ws) {
+			return true
+		}
+	}
+	return false
 }
 
 // builder returns the lock that lets one run of this process build the
@@ -221,8 +237,9 @@ func (c *cache) builder(fp string) *sync.Mutex {
 // snapshotFor returns the verified snapshot of the skill folder whose
 // fingerprint is fp, building it from fsys when there is none (or the one
 // there no longer matches its manifest). It returns the snapshot's key and
-// manifest.
-func (c *cache) snapshotFor(fsys fs.FS, fp string, maxBytes int64, mtime time.Time) (string, *manifest, error) {
+// manifest. The fingerprint is remembered for the next runs only when the
+// folder's newest change is older than racyMargin when the build starts.
+func (c *cache) snapshotFor(fsys fs.FS, fp string, newest time.Time, maxBytes int64, mtime time.Time) (string, *manifest, error) {
 	if key, m, ok := c.lookup(fp); ok {
 		return key, m, nil
 	}
@@ -232,11 +249,14 @@ func (c *cache) snapshotFor(fsys fs.FS, fp string, maxBytes int64, mtime time.Ti
 	if key, m, ok := c.lookup(fp); ok { // built while this run waited
 		return key, m, nil
 	}
+	stable := newest.Before(time.Now().Add(-racyMargin))
 	key, m, err := c.build(fsys, maxBytes, mtime)
 	if err != nil {
 		return "", nil, err
 	}
-	c.remember(fp, key)
+	if stable {
+		c.remember(fp, key)
+	}
 	c.evict(key)
 	return key, m, nil
 }
@@ -314,6 +334,36 @@ func (c *cache) verify(key string) (*manifest, error) {
 	return m, nil
 }
 
+// verifyContent reads every file of snapshot key and checks its digest
+// against m.
+func (c *cache) verifyContent(key string, m *manifest) error {
+	tree := filepath.Join(c.dir, key, SnapTree)
+	for _, f := range m.Files {
+		if err := sameContent(filepath.Join(tree, filepath.FromSlash(f.Path)), f.Sum); err != nil {
+			return fmt.Errorf("snapshot %s: file %q: %w", key, f.Path, err)
+		}
+	}
+	return nil
+}
+
+// sameContent checks that the file at p, opened without following a link,
+// has the sha256 digest sum (hex).
+func sameContent(p, sum string) error {
+	f, err := os.OpenFile(p, os.O_RDONLY|NoFollow, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return err
+	}
+	if hex.EncodeToString(h.Sum(nil)) != sum {
+		return errors.New("content changed")
+	}
+	return nil
+}
+
 // know records m as snapshot key's manifest.
 func (c *cache) know(key string, m *manifest) {
 	c.mu.Lock()
@@ -343,7 +393,7 @@ func (c *cache) check(key string, m *manifest) error {
 			fi, err = dir.lstat(path.Base(f.Path))
 		}
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() != f.Size || fi.ModTime().UnixNano() != f.MTime ||
-			fi.Mode().Perm() != f.Mode || idOf(fi) != (fileID{dev: f.Dev, ino: f.Ino}) || (c.readOnly && !RootReadOnly(fi)) {
+			fi.Mode().Perm() != f.Mode || idOf(fi) != (fileID{dev: f.Dev, ino: f.Ino}) || (c.readOnly && !RootWritableOnly(fi)) {
 			return fmt.Errorf("snapshot %s: file %q changed", key, f.Path)
 		}
 	}
@@ -425,11 +475,19 @@ func (c *cache) build(fsys fs.FS, maxBytes int64, mtime time.Time) (string, *man
 		return "", nil, err
 	}
 	if err := os.Rename(tmp, filepath.Join(c.dir, key)); err != nil {
-		// Another builder won: use its snapshot if it verifies.
-		if m, verr := c.verify(key); verr == nil {
+		// Another builder won, or another source has the same content: use
+		// that snapshot only once its bytes are verified to be these.
+		m, verr := c.verify(key)
+		if verr == nil {
+			verr = c.verifyContent(key, m)
+		}
+		if verr == nil {
 			return key, m, nil
 		}
-		return "", nil, err
+		c.drop(key)
+		if err := os.Rename(tmp, filepath.Join(c.dir, key)); err != nil {
+			return "", nil, err
+		}
 	}
 	c.know(key, &b.m)
 	return key, &b.m, nil
@@ -449,13 +507,16 @@ func (b *snapshotBuilder) dir(p string) error {
 }
 
 // file copies a regular file of the skill into the snapshot, with its mode
-// (write bits dropped in the read-only cache) and time, and records it.
+// (group and other write bits dropped in the root-owned cache) and time,
+// and records it.
 func (b *snapshotBuilder) file(p string, src io.Reader, mode fs.FileMode, mtime time.Time) error {
 	if mode == 0 {
 		mode = 0o644
 	}
 	if b.c.readOnly {
-		mode &^= 0o222
+		// The sandbox user reads it through a hard link and must not
+		// write it: root's, and writable by root alone, its modes kept.
+		mode &^= 0o022
 		mode |= 0o444
 	}
 	fi, err := b.copyFile(p, src, mode, mtime, true)
@@ -563,13 +624,19 @@ func (c *cache) pruneIndex() {
 
 // fingerprint describes the skill folder fsys as its file system reports
 // it, without reading a file: every entry's path, type, mode, size,
-// modification time and identity. ok is false when the file system reports
-// no modification time for a file (the folder is then copied every time),
-// or when the folder is over maxBytes (staging then reports it).
-func fingerprint(fsys fs.FS, maxBytes int64) (string, bool) {
+// modification and change times and identity. The change time moves on
+// every write, chmod and utime, and no file owner can set it back, so a
+// same-size edit with its modification time restored changes the
+// fingerprint too. newest is the latest of those times: a fingerprint taken
+// too soon after it may not see a change made within the same clock tick
+// (git's "racy" entries), and is not remembered (see snapshotFor). ok is
+// false when the file system reports no modification time for a file (the
+// folder is then copied every time), or when the folder is over maxBytes
+// (staging then reports it).
+func fingerprint(fsys fs.FS, maxBytes int64) (fp string, newest time.Time, ok bool) {
 	h := sha256.New()
 	var total int64
-	ok := true
+	ok = true
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -592,15 +659,26 @@ func fingerprint(fsys fs.FS, maxBytes int64) (string, bool) {
 				return fs.SkipAll
 			}
 		}
-		id := idOf(info)
-		fmt.Fprintf(h, "%q %v %o %d %d %d %d\n", p, t, info.Mode().Perm(), info.Size(), info.ModTime().UnixNano(), id.dev, id.ino)
+		id, ctime := idOf(info), changeTime(info)
+		for _, tm := range []time.Time{info.ModTime(), ctime} {
+			if tm.After(newest) {
+				newest = tm
+			}
+		}
+		fmt.Fprintf(h, "%q %v %o %d %d %d %d %d\n", p, t, info.Mode().Perm(), info.Size(), info.ModTime().UnixNano(), ctime.UnixNano(), id.dev, id.ino)
 		return nil
 	})
 	if err != nil || !ok {
-		return "", false
+		return "", time.Time{}, false
 	}
-	return hex.EncodeToString(h.Sum(nil)), true
+	return hex.EncodeToString(h.Sum(nil)), newest, true
 }
+
+// racyMargin is how long after a skill file's last change its folder's
+// fingerprint is trusted to name its content (far more than any file
+// system's timestamp granularity). Tests of what the index keeps set it to
+// zero.
+var racyMargin = 2 * time.Second
 
 // fpName is the index file of fingerprint fp.
 func fpName(fp string) string { return "fp-" + fp }
@@ -631,7 +709,7 @@ func (st *stager) stageSnapshot(c *cache, key string, m *manifest, mode StageMod
 		}
 	}
 	for _, f := range m.Files {
-		rec, err := st.take(c, filepath.Join(tree, filepath.FromSlash(f.Path)), f, mode)
+		rec, err := st.take(c, key, filepath.Join(tree, filepath.FromSlash(f.Path)), f, mode)
 		if err != nil {
 			return err
 		}
@@ -643,7 +721,7 @@ func (st *stager) stageSnapshot(c *cache, key string, m *manifest, mode StageMod
 // take puts one snapshot file at f.Path in the skill root and returns its
 // record: a hard link (shared: the record is the snapshot's inode), or a
 // clone or copy of its own.
-func (st *stager) take(c *cache, src string, f manifestFile, mode StageMode) (record, error) {
+func (st *stager) take(c *cache, key, src string, f manifestFile, mode StageMode) (record, error) {
 	dst := filepath.Join(st.rootPath, filepath.FromSlash(f.Path))
 	sum, _ := hex.DecodeString(f.Sum)
 	var rec record
@@ -668,10 +746,18 @@ func (st *stager) take(c *cache, src string, f manifestFile, mode StageMode) (re
 	}
 	switch mode {
 	case StageCloneOrLink:
+		if err := st.lease(c, key); err != nil {
+			return rec, fmt.Errorf("%w: stage %q: %w", codeexec.ErrWorkspace, f.Path, err)
+		}
 		if err := os.Link(src, dst); err != nil {
 			return rec, fmt.Errorf("%w: stage %q: %w", codeexec.ErrWorkspace, f.Path, err)
 		}
+		fi, err := lstatFile(dst)
+		if err != nil {
+			return rec, fmt.Errorf("%w: stage %q: %w", codeexec.ErrWorkspace, f.Path, err)
+		}
 		rec.size, rec.mtime, rec.id, rec.shared = f.Size, time.Unix(0, f.MTime), fileID{dev: f.Dev, ino: f.Ino}, true
+		rec.writable, rec.src, rec.mode, rec.ctime = true, src, f.Mode, changeTime(fi)
 		return rec, nil
 	case StageCloneOrCopy:
 		if err := copyContent(src, dst); err != nil {
@@ -680,6 +766,70 @@ func (st *stager) take(c *cache, src string, f manifestFile, mode StageMode) (re
 		return st.recordCopy(f, dst, rec)
 	}
 	return rec, fmt.Errorf("%w: stage %q: staging mode %d takes no snapshot", codeexec.ErrWorkspace, f.Path, mode)
+}
+
+// snapshotLeases is the folder of a snapshot that holds a lease for every
+// run linking files of it that it could write through (Local), named after
+// the run's workspace: a lease a dead run left means the snapshot may have
+// been changed without anyone checking, and the sweep drops it.
+const snapshotLeases = "leases"
+
+// snapshotUse is a run's use of a snapshot whose files it links and could
+// write through (Local), held by a lease until check and release.
+type snapshotUse struct {
+	c     *cache
+	key   string
+	lease string
+}
+
+// lease takes the run's lease on snapshot key, once.
+func (st *stager) lease(c *cache, key string) error {
+	if st.use != nil {
+		return nil
+	}
+	dir := filepath.Join(c.dir, key, snapshotLeases)
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	// The skill root is <workspace>/w/<name>: the lease names <workspace>.
+	lease := filepath.Join(dir, filepath.Base(filepath.Dir(filepath.Dir(st.rootPath))))
+	if err := os.WriteFile(lease, nil, 0o600); err != nil {
+		return err
+	}
+	st.use = &snapshotUse{c: c, key: key, lease: lease}
+	return nil
+}
+
+// check tells whether the run changed a file it linked from the snapshot
+// (through the link: a write, a chmod, a utime, even with the time set
+// back), looking at the snapshot's own files, and drops the snapshot if it
+// did, so that no later run is given it. A file whose change time moved
+// (the run's, or another run's link) is read and compared with its digest.
+func (u *snapshotUse) check(snap snapshot) {
+	if u == nil {
+		return
+	}
+	for _, rec := range snap {
+		if !rec.writable {
+			continue
+		}
+		fi, err := lstatFile(rec.src)
+		changed := err != nil || idOf(fi) != rec.id || fi.Size() != rec.size || !fi.ModTime().Equal(rec.mtime) || fi.Mode().Perm() != rec.mode
+		if !changed && !changeTime(fi).Equal(rec.ctime) {
+			changed = sameContent(rec.src, hex.EncodeToString(rec.sum[:])) != nil
+		}
+		if changed {
+			u.c.drop(u.key)
+			return
+		}
+	}
+}
+
+// release gives the lease back.
+func (u *snapshotUse) release() {
+	if u != nil {
+		_ = os.Remove(u.lease)
+	}
 }
 
 // recordCopy gives the run's own copy of f at dst f's mode and time, and

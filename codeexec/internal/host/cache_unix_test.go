@@ -96,6 +96,171 @@ func TestCacheTamperLocal(t *testing.T) {
 	}
 }
 
+// editKinds change a skill folder in ways a fingerprint of sizes and
+// modification times alone would miss, or that move files: each puts
+// back the modification time of what it touched.
+var editKinds = []struct {
+	name string
+	edit func(t *testing.T, src string)
+	want string // what catScript then prints
+}{
+	{"SameSizeTimeRestored", func(t *testing.T, src string) {
+		p := filepath.Join(src, "data", "a.txt")
+		restoreTimes(t, p, func() { hosttest.MustWrite(t, p, "EDITED") })
+	}, "EDITED"},
+	{"InPlaceTimeRestored", func(t *testing.T, src string) {
+		p := filepath.Join(src, "data", "a.txt")
+		restoreTimes(t, p, func() {
+			f, err := os.OpenFile(p, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteAt([]byte("PATCH"), 1); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}, "oPATCH"},
+	{"Chmod", func(t *testing.T, src string) {
+		p := filepath.Join(src, "data", "a.txt")
+		restoreTimes(t, p, func() {
+			if err := os.Chmod(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}, "origin"},
+	{"Delete", func(t *testing.T, src string) {
+		if err := os.Remove(filepath.Join(src, "data", "a.txt")); err != nil {
+			t.Fatal(err)
+		}
+	}, "missing"},
+	{"Rename", func(t *testing.T, src string) {
+		d := filepath.Join(src, "data")
+		restoreTimes(t, d, func() {
+			if err := os.Rename(filepath.Join(d, "a.txt"), filepath.Join(d, "b.txt")); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}, "missing"},
+}
+
+// restoreTimes runs change and puts p's access and modification times back
+// (as touch -r, cp -p or rsync -t would).
+func restoreTimes(t *testing.T, p string, change func()) {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	change()
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCacheSeesEveryEdit: after each kind of edit, in this process and in
+// a new one (which reads the index the first wrote), the next run is given
+// the folder's current bytes and modes, never the snapshot of before.
+func TestCacheSeesEveryEdit(t *testing.T) {
+	trustNewFolders(t) // the folders are new: remember them at once
+	const script = `cat data/a.txt 2>/dev/null || printf missing; stat -c ' %a' data/a.txt 2>/dev/null || true`
+	for name, e := range cacheExecutors(t, hosttest.NewWorkspaceDir(t)) {
+		for _, k := range editKinds {
+			for _, fresh := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/NewProcess=%v", name, k.name, fresh), func(t *testing.T) {
+					src := hosttest.SkillDir(t, map[string]string{"scripts/a.sh": script, "data/a.txt": "origin"})
+					req := &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}
+					if got := hosttest.MustRun(t, e, req).Stdout.Text; !strings.HasPrefix(got, "origin ") {
+						t.Fatalf("before the edit: %q", got)
+					}
+					k.edit(t, src)
+					if fresh {
+						forgetCaches() // as a new process, which has only the index on disk
+					}
+					want := k.want
+					if fi, err := os.Stat(filepath.Join(src, "data", "a.txt")); err == nil {
+						mode := fi.Mode().Perm()
+						if name == "Link" { // root's, readable by the sandbox user
+							mode = mode&^0o022 | 0o444
+						}
+						want += fmt.Sprintf(" %o", mode)
+					}
+					if got := strings.TrimSpace(hosttest.MustRun(t, e, req).Stdout.Text); got != want {
+						t.Errorf("after the edit the run was given %q, want %q", got, want)
+					}
+				})
+			}
+		}
+	}
+}
+
+// forgetCaches drops this process's knowledge of every cache directory.
+func forgetCaches() {
+	caches.Range(func(k, _ any) bool {
+		caches.Delete(k)
+		return true
+	})
+}
+
+// TestCacheLocalRewriteThroughLink: a Local script that rewrites a file it
+// was shipped with in place, through the hard link to the snapshot, and
+// sets its time back, is reported as having changed it, and neither the
+// next run of the skill nor a run of a second, identical skill folder (a
+// second tenant's) is given its bytes.
+func TestCacheLocalRewriteThroughLink(t *testing.T) {
+	trustNewFolders(t)
+	const poison = `import os
+p = "data/a.txt"
+st = os.stat(p)
+with open(p, "r+") as f:
+    f.write("POISON")
+os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+`
+	dir := hosttest.NewWorkspaceDir(t)
+	e := newLocal(withWorkspaceDir(dir))
+	files := map[string]string{"scripts/a.sh": catScript, "scripts/poison.py": poison, "data/a.txt": "origin"}
+	src, twin := hosttest.SkillDir(t, files), hosttest.SkillDir(t, files)
+	hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}) // the snapshot
+	res := hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/poison.py"})
+	if len(res.Files) != 1 || res.Files[0].Path != "data/a.txt" || string(res.Files[0].Data) != "POISON" {
+		t.Errorf("the rewriting run reported files %v, want data/a.txt with its new bytes", hosttest.Paths(res.Files))
+	}
+	for _, s := range []string{src, twin, src} {
+		if got := hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(s), Script: "scripts/a.sh"}).Stdout.Text; got != "origin" {
+			t.Errorf("a run of %s after the rewrite was given %q", s, got)
+		}
+	}
+}
+
+// TestCacheDropsSnapshotsOfDeadRuns: a snapshot a Local run was linking
+// files of when its agent died (its lease left, its workspace dead) is not
+// given to anyone again: it may have been changed unchecked.
+func TestCacheDropsSnapshotsOfDeadRuns(t *testing.T) {
+	trustNewFolders(t)
+	dir := hosttest.NewWorkspaceDir(t)
+	src := hosttest.SkillDir(t, map[string]string{"scripts/a.sh": catScript, "data/a.txt": "origin"})
+	hosttest.MustRun(t, newLocal(withWorkspaceDir(dir)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
+	snaps := Snapshots(dir)
+	if len(snaps) != 1 {
+		t.Fatalf("snapshots %v", snaps)
+	}
+	leases := filepath.Join(dir, snaps[0], snapshotLeases)
+	if entries, _ := os.ReadDir(leases); len(entries) != 0 {
+		t.Fatalf("a finished run left its lease: %v", entries)
+	}
+	hosttest.MustWrite(t, filepath.Join(leases, WorkspacePrefix+"gone"), "")
+	forgetCaches()
+	hosttest.MustRun(t, newLocal(withWorkspaceDir(dir)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
+	if got := Snapshots(dir); len(got) != 1 || got[0] == snaps[0] && fileExists(filepath.Join(dir, snaps[0], snapshotLeases, WorkspacePrefix+"gone")) {
+		t.Errorf("snapshots %v: the one with a dead run's lease is still used", got)
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
 // TestCacheOutputs: files taken from a snapshot are outputs only when the
 // run changed them: replacing one with the same bytes is not, with others
 // is, and so is a new file.
@@ -224,9 +389,18 @@ func TestCacheConcurrentProcesses(t *testing.T) {
 	}
 }
 
+// trustNewFolders makes the cache remember the fingerprints of folders
+// written a moment ago, for tests of what its index keeps.
+func trustNewFolders(t *testing.T) {
+	old := racyMargin
+	racyMargin = -time.Hour
+	t.Cleanup(func() { racyMargin = old })
+}
+
 // TestCacheBounded: the cache keeps its byte limit, dropping the least
 // recently used snapshots.
 func TestCacheBounded(t *testing.T) {
+	trustNewFolders(t)
 	const size = 10_000
 	dir := hosttest.NewWorkspaceDir(t)
 	e := newLocal(withWorkspaceDir(dir), withSnapshotCache(2*size+size/2))
@@ -318,7 +492,7 @@ func TestCopiedFilesKeepTheirChangeTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		snap, err := ws.stage(&codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}, codeexec.DefaultMaxSkillBytes, StageCloneOrCopy, func() *cache { return c })
+		snap, _, err := ws.stage(&codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}, codeexec.DefaultMaxSkillBytes, StageCloneOrCopy, func() *cache { return c })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,7 +518,6 @@ func TestCopiedFilesKeepTheirChangeTime(t *testing.T) {
 // BenchmarkCacheLookup finds and verifies the snapshot of a skill of
 // lookupFiles files, as every run after the first does.
 func BenchmarkCacheLookup(b *testing.B) {
-	const lookupFiles = 2000
 	files := map[string]string{"scripts/a.sh": catScript}
 	for i := range lookupFiles - 1 {
 		files[fmt.Sprintf("data/%02d/f%04d.txt", i%40, i)] = "x"
@@ -354,17 +527,79 @@ func BenchmarkCacheLookup(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	fp, ok := fingerprint(src, codeexec.DefaultMaxSkillBytes)
+	fp, _, ok := fingerprint(src, codeexec.DefaultMaxSkillBytes)
 	if !ok {
 		b.Fatal("no fingerprint")
 	}
-	if _, _, err := c.snapshotFor(src, fp, codeexec.DefaultMaxSkillBytes, time.Now()); err != nil {
+	key, _, err := c.snapshotFor(src, fp, time.Time{}, codeexec.DefaultMaxSkillBytes, time.Now())
+	if err != nil {
 		b.Fatal(err)
 	}
+	c.remember(fp, key) // the files were just written: a run would not yet trust the fingerprint
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, m, ok := c.lookup(fp); !ok || len(m.Files) != lookupFiles {
 			b.Fatalf("lookup: %v", ok)
 		}
+	}
+}
+
+// lookupFiles is the file count of the benchmarks' many-small-files skill.
+const lookupFiles = 2000
+
+// BenchmarkCacheChecks: what a run pays to trust the cache, on a skill of
+// lookupFiles small files and on one of bigSkillFiles files of
+// bigSkillBytes bytes: the fingerprint (one stat a file, change time
+// included) and, for a Local run that linked the snapshot, the check after
+// it (one stat a file; none is read unless its change time moved).
+func BenchmarkCacheChecks(b *testing.B) {
+	const (
+		bigSkillFiles = 20
+		bigSkillBytes = 5_000_000
+	)
+	small := map[string]string{"scripts/a.sh": "true"}
+	for i := range lookupFiles - 1 {
+		small[fmt.Sprintf("data/%02d/f%04d.txt", i%40, i)] = "x"
+	}
+	big := map[string]string{"scripts/a.sh": "true"}
+	for i := range bigSkillFiles {
+		big[fmt.Sprintf("data/blob%02d", i)] = strings.Repeat("y", bigSkillBytes)
+	}
+	for _, skill := range []struct {
+		name  string
+		files map[string]string
+	}{{"2000Files", small}, {"100MB", big}} {
+		src := os.DirFS(hosttest.SkillDir(b, skill.files))
+		b.Run(skill.name+"/Fingerprint", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, ok := fingerprint(src, codeexec.DefaultMaxSkillBytes); !ok {
+					b.Fatal("no fingerprint")
+				}
+			}
+		})
+		b.Run(skill.name+"/LocalLinkCheck", func(b *testing.B) {
+			ws, err := NewWorkspace(hosttest.NewWorkspaceDir(b), codeexec.DefaultSkillName)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ws.Remove()
+			c, err := cacheFor(filepath.Dir(ws.Root), false, DefaultCacheBytes)
+			if err != nil {
+				b.Fatal(err)
+			}
+			snap, use, err := ws.stage(&codeexec.Request{Skill: src, Script: "scripts/a.sh"}, codeexec.DefaultMaxSkillBytes, StageCloneOrLink, func() *cache { return c })
+			if err != nil {
+				b.Fatal(err)
+			}
+			if use == nil {
+				b.Skip("the file system clones: a Local run links nothing to check")
+			}
+			defer use.release()
+			b.ReportAllocs()
+			for b.Loop() {
+				use.check(snap)
+			}
+		})
 	}
 }

@@ -28,5 +28,5 @@ func killLeftovers(string) {}
 // processAlive is true here: a builder's leftovers age out instead.
 func processAlive(int) bool { return true }
 
-// RootReadOnly is false here: there is no read-only cache off unix.
-func RootReadOnly(fs.FileInfo) bool { return false }
+// RootWritableOnly is false here: there is no root-owned cache off unix.
+func RootWritableOnly(fs.FileInfo) bool { return false }

@@ -94,8 +94,9 @@ func processAlive(pid int) bool {
 	return pid > 0 && !errors.Is(unix.Kill(pid, 0), unix.ESRCH)
 }
 
-// RootReadOnly reports whether info is root's and without write bits.
-func RootReadOnly(info fs.FileInfo) bool {
+// RootWritableOnly reports whether info is root's and writable by no one
+// else (no group or other write bit).
+func RootWritableOnly(info fs.FileInfo) bool {
 	var uid uint32
 	switch st := info.(type) {
 	case *unixInfo:
@@ -107,5 +108,5 @@ func RootReadOnly(info fs.FileInfo) bool {
 		}
 		uid = sys.Uid
 	}
-	return uid == 0 && info.Mode().Perm()&0o222 == 0
+	return uid == 0 && info.Mode().Perm()&0o022 == 0
 }

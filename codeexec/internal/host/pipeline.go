@@ -40,6 +40,14 @@ type Readier interface {
 	Ready(ctx context.Context) error
 }
 
+// Bounder is implemented by a launcher whose runs are bounded in memory and
+// processes: Bounds returns the run's memory bound in bytes and its process
+// bound (zero or less: none). Where the host lets the agent make cgroups,
+// the run gets one with those bounds (see Plan.Cgroup).
+type Bounder interface {
+	Bounds() (memBytes int64, procs int)
+}
+
 // GroupRecorder is implemented by a launcher whose script leads a process
 // group of the host's that the sweep after a dead agent may have to kill
 // (Local, through the workspace's group file); a sandboxed run's processes
@@ -74,6 +82,10 @@ type Plan struct {
 	// with: env without the request's Env, so that a request cannot choose
 	// which host program runs.
 	ExecEnv []string
+	// Bounded reports that the run has a cgroup of its own, which holds
+	// every process it starts and enforces the launcher's Bounds; without
+	// one, the launcher's own bounds (rlimits) must apply.
+	Bounded bool
 	// HostPATH is the PATH the allowlist starts from.
 	HostPATH string
 }
@@ -83,6 +95,12 @@ type Plan struct {
 func (p *Plan) EnvAt(d Dirs) []string {
 	return BuildEnv(d, p.HostPATH, p.layers...)
 }
+
+// GroupGoneBound is how long, at most, finish waits for the members of a
+// killed process group to disappear. SIGKILL takes effect at once; only a
+// process stuck in an uninterruptible sleep (a hung network file system)
+// takes longer, and a dead process can no longer touch the workspace.
+const GroupGoneBound = 5 * time.Second
 
 // DirectCommand is the command that runs p's argv as a plain host process
 // in the skill root, with p's environment: a launcher that adds no
@@ -132,6 +150,9 @@ type stagedRun struct {
 	// the child exists: whatever the script does to the path, the walk
 	// starts from the folder that was staged.
 	root dirHandle
+	// use is the snapshot the run links files of and could write through
+	// (Local), checked after the run.
+	use *snapshotUse
 }
 
 // stageRun creates the run's workspace and stages req into it (steps 3
@@ -143,12 +164,13 @@ func stageRun(cfg *Config, l Launcher, req *codeexec.Request) (*stagedRun, error
 	}
 	st := &stagedRun{ws: ws, lim: req.Limits.WithDefaults()}
 	mode := l.StageMode()
-	if st.snap, err = ws.stage(req, st.lim.MaxSkillBytes, mode, func() *cache { return cfg.cache(mode) }); err != nil {
+	if st.snap, st.use, err = ws.stage(req, st.lim.MaxSkillBytes, mode, func() *cache { return cfg.cache(mode) }); err != nil {
 		ws.Remove()
 		return nil, err
 	}
 	ws.Shared = st.snap.sharedPaths()
 	if err := l.Prepare(ws); err != nil {
+		st.use.release()
 		ws.Remove()
 		if !isSentinel(err) {
 			err = fmt.Errorf("%w: prepare: %w", codeexec.ErrWorkspace, err)
@@ -156,6 +178,7 @@ func stageRun(cfg *Config, l Launcher, req *codeexec.Request) (*stagedRun, error
 		return nil, err
 	}
 	if st.root, err = openDirHandle(ws.Skill); err != nil {
+		st.use.release()
 		ws.Remove()
 		return nil, fmt.Errorf("%w: %w", codeexec.ErrWorkspace, err)
 	}
@@ -172,6 +195,7 @@ func stagedName(req *codeexec.Request) string {
 
 // close releases the skill root's handle and removes the workspace.
 func (st *stagedRun) close() {
+	st.use.release()
 	st.root.close()
 	st.ws.Remove()
 }
@@ -191,6 +215,18 @@ func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *code
 	}
 	p.Argv = append(append(append(prefix, in.Command[1:]...), req.Script), req.Args...)
 
+	var cg *runCgroup
+	if b, ok := l.(Bounder); ok {
+		if h, herr := hostCgroups(); herr == nil {
+			mem, procs := b.Bounds()
+			cg, _ = h.create(mem, procs) // none: the launcher's own bounds apply
+		}
+	}
+	if cg != nil {
+		defer cg.remove()
+		p.Bounded = true
+	}
+
 	runCtx, cancel := context.WithTimeout(ctx, st.lim.Timeout)
 	defer cancel()
 	cmd, err := l.Command(runCtx, p)
@@ -208,7 +244,7 @@ func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *code
 		if _, ok := l.(GroupRecorder); ok {
 			started = ws.recordGroup
 		}
-		res, err = Run(cmd, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault(), started)
+		res, err = run(cmd, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault(), started, cg)
 	}
 	if f, ok := l.(Finisher); ok {
 		if ferr := f.Finish(res); ferr != nil && err == nil {
@@ -218,7 +254,12 @@ func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *code
 	if err != nil {
 		return nil, err
 	}
+	if cg != nil && cg.oomKilled() {
+		res.OutOfMemory = true
+		res.Note = fmt.Sprintf("out of memory: the run used its %d MiB", cg.memBytes>>20)
+	}
 	res.Files, res.Omitted = collectFrom(ws.Skill, st.root, st.snap, st.lim.Output)
+	st.use.check(st.snap)
 	return res, nil
 }
 
@@ -251,6 +292,12 @@ func collectFrom(skill string, root dirHandle, snap snapshot, lim codeexec.FileL
 // started, when not nil, is given the child's PID (its process group) once
 // it runs.
 func Run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration, started func(pid int)) (*codeexec.Result, error) {
+	return run(cmd, stdin, maxChars, waitDelay, started, nil)
+}
+
+// run is Run with the child started in the run cgroup cg (nil: none),
+// whose processes are all killed once the leader has exited.
+func run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration, started func(pid int), cg *runCgroup) (*codeexec.Result, error) {
 	stdout, outW, err := newOutput(maxChars)
 	if err != nil {
 		return nil, fmt.Errorf("%w: stdout pipe: %w", codeexec.ErrStart, err)
@@ -279,13 +326,17 @@ func Run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration, sta
 	cmd.WaitDelay = waitDelay
 
 	start := time.Now()
-	err = cmd.Start()
+	err = startBounded(cmd, cg)
 	// The child holds its own copies of the write ends now (or never
 	// will): while the parent kept one, no reader would see EOF.
 	outW.Close()
 	errW.Close()
 	if err != nil {
 		g.abort()
+		if cmd.Process != nil { // started, but could not be bounded
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
 		return nil, fmt.Errorf("%w: %s: %w", codeexec.ErrStart, cmd.Path, err)
 	}
 	stdout.start()
@@ -297,6 +348,9 @@ func Run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration, sta
 
 	waitErr := cmd.Wait()
 	g.finish() // stragglers that closed their pipes but kept running
+	if cg != nil {
+		cg.kill(GroupGoneBound) // and those that left the group: the run's cgroup holds them
+	}
 	drain([]*output{stdout, stderr}, waitDelay, drainCapWaitDelays*waitDelay)
 	dur := time.Since(start)
 

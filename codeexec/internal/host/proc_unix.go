@@ -10,12 +10,6 @@ import (
 	"time"
 )
 
-// GroupGoneBound is how long, at most, finish waits for the members of a
-// killed process group to disappear. SIGKILL takes effect at once; only a
-// process stuck in an uninterruptible sleep (a hung network file system)
-// takes longer, and a dead process can no longer touch the workspace.
-const GroupGoneBound = 5 * time.Second
-
 // killGroup sends SIGKILL to the process group pgid. A group that no longer
 // exists is not an error.
 func killGroup(pgid int) {

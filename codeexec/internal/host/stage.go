@@ -37,6 +37,13 @@ type record struct {
 	// link the same inode, which moves its change time, so only its
 	// identity, size and modification time tell it is unchanged.
 	shared bool
+	// writable marks a shared link the run could write through (Local):
+	// src is the snapshot's file and mode its permission bits, which the
+	// run must leave as staged (see snapshotUse.check). Its change time is
+	// compared too, and a moved one means reading it.
+	writable bool
+	src      string
+	mode     fs.FileMode
 }
 
 // snapshot is the skill root as staged: one record per staged file.
@@ -66,7 +73,7 @@ func (s snapshot) unchanged(p string, info fs.FileInfo, read func() ([]byte, err
 	if !ok || rec.size != info.Size() {
 		return false, nil
 	}
-	if rec.id == idOf(info) && rec.mtime.Equal(info.ModTime()) && (rec.shared || rec.ctime.Equal(changeTime(info))) {
+	if rec.id == idOf(info) && rec.mtime.Equal(info.ModTime()) && ((rec.shared && !rec.writable) || rec.ctime.Equal(changeTime(info))) {
 		return true, nil
 	}
 	data, err := read()
@@ -105,7 +112,7 @@ func (c *copier) copyFile(p string, src io.Reader, mode fs.FileMode, mtime time.
 	}
 	n, err := io.Copy(w, io.LimitReader(src, c.budget+1))
 	if err == nil && n > c.budget {
-		err = fmt.Errorf("%w: the files to stage are over the %d-byte limit", codeexec.ErrInvalidRequest, c.limit)
+		err = fmt.Errorf("%w: %w: the files to stage are over the %d-byte limit", codeexec.ErrInvalidRequest, codeexec.ErrTooLarge, c.limit)
 	}
 	c.budget -= n
 	if err == nil {
@@ -167,6 +174,7 @@ type stager struct {
 	rootPath string // the skill root's host path
 	script   string
 	snap     snapshot
+	use      *snapshotUse // the snapshot the run links files of, if it can write them
 }
 
 // stage writes req's skill folder and then its extra files into the skill
@@ -176,10 +184,13 @@ type stager struct {
 // cache (c returns nil) or the folder has no fingerprint. It checks what Request.Validate cannot: every
 // path of the skill folder, the staging limit, that no extra file replaces a
 // skill file, and that the script is among the staged files.
-func (ws *Workspace) stage(req *codeexec.Request, maxBytes int64, mode StageMode, c func() *cache) (snapshot, error) {
+//
+// A run that links files it could write through (Local) also gets a
+// snapshotUse, which must be checked after the run and released.
+func (ws *Workspace) stage(req *codeexec.Request, maxBytes int64, mode StageMode, c func() *cache) (snapshot, *snapshotUse, error) {
 	root, err := os.OpenRoot(ws.Skill)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", codeexec.ErrWorkspace, err)
+		return nil, nil, fmt.Errorf("%w: %w", codeexec.ErrWorkspace, err)
 	}
 	defer root.Close()
 	st := &stager{
@@ -194,33 +205,36 @@ func (ws *Workspace) stage(req *codeexec.Request, maxBytes int64, mode StageMode
 		script:   req.Script,
 		snap:     snapshot{},
 	}
+	err = nil
 	if req.Skill != nil {
-		if err := st.skill(req.Skill, mode, c); err != nil {
-			return nil, err
-		}
+		err = st.skill(req.Skill, mode, c)
 	}
 	for _, f := range req.Files {
-		if err := st.extra(f); err != nil {
-			return nil, err
+		if err == nil {
+			err = st.extra(f)
 		}
 	}
-	if _, ok := st.snap[req.Script]; !ok {
-		return nil, fmt.Errorf("%w: script %q is not among the request's files", codeexec.ErrInvalidRequest, req.Script)
+	if _, ok := st.snap[req.Script]; !ok && err == nil {
+		err = fmt.Errorf("%w: script %q is not among the request's files", codeexec.ErrInvalidRequest, req.Script)
 	}
-	return st.snap, nil
+	if err != nil {
+		st.use.release()
+		return nil, nil, err
+	}
+	return st.snap, st.use, nil
 }
 
 // skill stages the skill folder fsys: from its snapshot in the cache
 // cacheOf returns (nil: none), or file by file.
 func (st *stager) skill(fsys fs.FS, mode StageMode, cacheOf func() *cache) error {
 	if mode != StageCopy && cacheOf != nil {
-		fp, ok := fingerprint(fsys, st.limit)
+		fp, newest, ok := fingerprint(fsys, st.limit)
 		var c *cache
 		if ok {
 			c = cacheOf()
 		}
 		if c != nil {
-			if key, m, err := c.snapshotFor(fsys, fp, st.limit, st.mtime); err == nil {
+			if key, m, err := c.snapshotFor(fsys, fp, newest, st.limit, st.mtime); err == nil {
 				st.budget -= m.bytes()
 				return st.stageSnapshot(c, key, m, mode)
 			} else if errors.Is(err, codeexec.ErrInvalidRequest) {

@@ -16,8 +16,13 @@ import (
 // moves on every write, chmod or link and, unlike the modification time,
 // cannot be set back by the file's owner.
 func changeTime(info fs.FileInfo) time.Time {
-	if u, ok := info.(*unixInfo); ok {
-		return u.ctime
+	switch st := info.(type) {
+	case *unixInfo:
+		return st.ctime
+	default:
+		if sys, ok := info.Sys().(*syscall.Stat_t); ok {
+			return statCtime(sys)
+		}
 	}
 	return time.Time{}
 }

@@ -31,6 +31,7 @@ type Options struct {
 	PassEnv      []string
 	WaitDelay    time.Duration
 	WorkspaceDir string
+	MemoryLimit  int64
 }
 
 // NewExecutor builds the executor under test with the shared options.
@@ -46,6 +47,7 @@ func RunSuite(t *testing.T, newExec NewExecutor) {
 	t.Run("WaitDelay", func(t *testing.T) { testWaitDelay(t, newExec) })
 	t.Run("WorkspaceRemoved", func(t *testing.T) { testWorkspaceRemoved(t, newExec) })
 	t.Run("ReplacedRoot", func(t *testing.T) { testReplacedRoot(t, newExec) })
+	t.Run("MemoryBound", func(t *testing.T) { testMemoryBound(t, newExec) })
 }
 
 func testOperatorEnvironment(t *testing.T, newExec NewExecutor) {

@@ -222,3 +222,45 @@ func TestConfigValidation(t *testing.T) {
 		assert.Error(t, err, "case %d", i)
 	}
 }
+
+// TestRunEndsTheExecutorImposed: a run over its memory bound answers
+// out_of_memory with the bound in its message (where the host lets runs
+// have cgroups), and a skill over the staging limit is an error that says
+// so.
+func TestRunEndsTheExecutorImposed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "skills")
+	for p, c := range map[string]string{
+		"demo/SKILL.md":       "---\nname: demo\ndescription: Demo.\n---\n",
+		"demo/scripts/hog.py": "import os\nfd = os.memfd_create('hog')\nfor _ in range(512):\n    os.write(fd, b'x' * (1 << 20))\n",
+		"demo/data/big.bin":   strings.Repeat("x", 4<<10),
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644))
+	}
+	args := map[string]any{"skill_name": "demo", "script_path": "scripts/hog.py"}
+	t.Run("OutOfMemory", func(t *testing.T) {
+		const limit = 64 << 20
+		tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(dir)), Executor: local.New(local.WithMemoryLimit(limit))})
+		require.NoError(t, err)
+		tc, _ := adktest.ToolContext(t, artifact.InMemoryService(), "inv-oom")
+		resp, err := tl.(runner).Run(tc, args)
+		require.NoError(t, err)
+		if resp["status"] != runscript.StatusOutOfMemory && resp["exit_code"] == 0 {
+			t.Skip("runs get no cgroup here, so the memory bound does not apply")
+		}
+		assert.Equal(t, runscript.StatusOutOfMemory, resp["status"], resp)
+		assert.Equal(t, 137, resp["exit_code"])
+		assert.Equal(t, "out of memory: the run used its 64 MiB", resp["message"])
+	})
+	t.Run("OverTheStagingLimit", func(t *testing.T) {
+		const limit = 1 << 10
+		tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(dir)), Executor: local.New(),
+			Limits: codeexec.Limits{MaxSkillBytes: limit}})
+		require.NoError(t, err)
+		tc, _ := adktest.ToolContext(t, nil, "inv-big")
+		resp, err := tl.(runner).Run(tc, args)
+		require.NoError(t, err)
+		assert.Equal(t, runscript.CodeExecutionError, resp["error_code"])
+		assert.Equal(t, "the skill and its input files are over the 1024-byte staging limit, so the script did not run", resp["error"])
+	})
+}

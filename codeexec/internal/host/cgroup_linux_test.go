@@ -1,0 +1,90 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+func TestParseCgroups(t *testing.T) {
+	const procCgroup = "12:pids:/user.slice/a\n4:memory:/process_api/x\n3:cpu,cpuacct:/\n0::/user.slice/agent\n"
+	got := parseProcCgroup([]byte(procCgroup))
+	for ctrl, want := range map[string]string{"pids": "/user.slice/a", "memory": "/process_api/x", "cpu": "/", "cpuacct": "/", "": "/user.slice/agent"} {
+		if got[ctrl] != want {
+			t.Errorf("controller %q: %q, want %q", ctrl, got[ctrl], want)
+		}
+	}
+	const mountinfo = "30 25 0:26 / /sys/fs/cgroup/memory rw,relatime shared:9 - cgroup cgroup rw,memory\n" +
+		"31 25 0:27 / /sys/fs/cgroup/pids rw,relatime shared:10 - cgroup cgroup rw,pids\n" +
+		"32 25 0:28 /sub /mnt/view rw - cgroup cgroup rw,memory\n" +
+		"33 25 0:29 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n" +
+		"34 25 0:30 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+	for ctrl, want := range map[string]string{"memory": "/sys/fs/cgroup/memory", "pids": "/sys/fs/cgroup/pids", "": "/sys/fs/cgroup/unified", "cpuacct": "/sys/fs/cgroup/cpu,cpuacct", "blkio": ""} {
+		if got := cgroupMount([]byte(mountinfo), ctrl); got != want {
+			t.Errorf("mount of %q: %q, want %q", ctrl, got, want)
+		}
+	}
+}
+
+// TestRunCgroupLifecycle: a run cgroup has its bounds, holds what joins it,
+// reports no OOM kill of a run that stayed within them, and leaves nothing
+// behind; one whose agent is dead is swept.
+func TestRunCgroupLifecycle(t *testing.T) {
+	h, err := hostCgroups()
+	if err != nil {
+		t.Skipf("runs get no cgroup here: %v", err)
+	}
+	g, err := h.create(64<<20, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := map[string]string{filepath.Join(g.dirs[len(g.dirs)-1], "pids.max"): "7"}
+	if h.v2 {
+		limits[filepath.Join(g.dirs[0], "memory.max")] = strconv.Itoa(64 << 20)
+	} else {
+		limits[filepath.Join(g.dirs[0], "memory.limit_in_bytes")] = strconv.Itoa(64 << 20)
+	}
+	for p, want := range limits {
+		if b, err := os.ReadFile(p); err != nil || string(b[:len(b)-1]) != want {
+			t.Errorf("%s = %q, %v; want %s", p, b, err, want)
+		}
+	}
+	if g.oomKilled() {
+		t.Error("a fresh cgroup reports an OOM kill")
+	}
+	g.remove()
+	for _, d := range g.dirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s left behind: %v", d, err)
+		}
+	}
+
+	// A dead agent's run cgroup: a name with a PID no process has.
+	dead := filepath.Join(h.mem, runCgroupPrefix+"999999999-0")
+	if err := os.Mkdir(dead, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.sweep()
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("a dead agent's run cgroup was not swept: %v", err)
+		_ = os.Remove(dead)
+	}
+}
+
+// BenchmarkRunCgroup is what a run's own cgroup costs a call: made with its
+// bounds and removed.
+func BenchmarkRunCgroup(b *testing.B) {
+	h, err := hostCgroups()
+	if err != nil {
+		b.Skipf("runs get no cgroup here: %v", err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		g, err := h.create(1<<30, 256)
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.remove()
+	}
+}
