@@ -1,0 +1,263 @@
+package deps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestEvictionSparesHeldEnvironments: over the byte bound, the least
+// recently used environment goes first, but never one a run holds, nor
+// the one just built.
+func TestEvictionSparesHeldEnvironments(t *testing.T) {
+	sets := []string{"a", "b", "c"}
+	files := map[string]string{}
+	var wheels []wheel
+	for _, n := range sets {
+		wheels = append(wheels, pkgWheel("pkg-"+n, "1.0"))
+		files[n+".py"] = pep723(`"pkg-`+n+`"`, "")
+	}
+	f := newFixture(t, wheels, files)
+	// Measure one environment, then bound the store to one and a half.
+	probe := f.store(t, Config{})
+	e, err := f.resolve(t, probe, "a.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := envBytes(t, probe, e.Key)
+	e.Close()
+	s := f.store(t, Config{MaxBytes: one + one/2})
+
+	ea, err := f.resolve(t, s, "a.py") // exists: reused, now held
+	if err != nil || ea.Built {
+		t.Fatalf("Resolve a = %+v, %v", ea, err)
+	}
+	eb, err := f.resolve(t, s, "b.py") // over the bound, but a is held
+	if err != nil {
+		t.Fatal(err)
+	}
+	if envs, _ := envDirs(t, f.storeDir); !slices.Contains(envs, ea.Key) || !slices.Contains(envs, eb.Key) {
+		t.Fatalf("held environment a (or the new b) was evicted: %q", envs)
+	}
+	ea.Close()
+	eb.Close()
+	ec, err := f.resolve(t, s, "c.py") // a and b are free: the older go
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ec.Close()
+	if envs, _ := envDirs(t, f.storeDir); !slices.Equal(envs, []string{ec.Key}) {
+		t.Errorf("after c: %q, want only c %q", envs, ec.Key)
+	}
+	if _, err := runPython(t, f.py, f.skill, "c.py", ec); err != nil {
+		t.Error(err)
+	}
+}
+
+// envBytes is an environment's recorded size.
+func envBytes(t *testing.T, s *Store, key string) int64 {
+	t.Helper()
+	n, err := treeBytes(filepath.Join(s.Dir(), key))
+	if err != nil || n == 0 {
+		t.Fatalf("environment %s: %d bytes, %v", key, n, err)
+	}
+	return n
+}
+
+// TestEnvironmentIsReadOnly: nothing in an environment has a write bit,
+// and another uid (the sandbox's script) can read and import it but can
+// neither change a file nor add one.
+func TestEnvironmentIsReadOnly(t *testing.T) {
+	f := newFixture(t, []wheel{pkgWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(`"tinydep"`, "")})
+	s := f.store(t, Config{})
+	env, err := f.resolve(t, s, "run.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	err = filepath.WalkDir(env.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil && fi.Mode()&fs.ModeSymlink == 0 && fi.Mode().Perm()&0o222 != 0 {
+			return fmt.Errorf("%s has mode %v", p, fi.Mode())
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("writing as another uid needs root")
+	}
+	// The path to the store is open to others as a sandbox bind makes it.
+	for d := f.storeDir; d != "/"; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
+			if err := os.Chmod(d, fi.Mode().Perm()|0o001); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	site := env.PythonPath[0]
+	script := fmt.Sprintf(`import sys
+sys.path.insert(0, %q)
+import tinydep
+print(tinydep.VERSION)
+for attempt in (lambda: open(%q, "a"), lambda: open(%q, "w")):
+    try:
+        attempt()
+        print("WROTE")
+    except PermissionError:
+        print("denied")
+`, site, filepath.Join(site, "tinydep", "__init__.py"), filepath.Join(site, "tinydep", "new.py"))
+	// The test's interpreter may sit where uid 65534 cannot go (pyenv's
+	// in /root): the system's reads the pure-Python package as well.
+	other, err := exec.LookPath("/usr/bin/python3")
+	if err != nil {
+		t.Skip("no /usr/bin/python3 to run as another uid")
+	}
+	cmd := exec.Command(other, "-I", "-c", script)
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if got := strings.Fields(string(out)); err != nil || !slices.Equal(got, []string{"1.0", "denied", "denied"}) {
+		t.Fatalf("as uid 65534: %q (%v), want the import to work and both writes denied", out, err)
+	}
+}
+
+// TestAcrossProcesses: processes started at once build one environment
+// between them, and a later process finds it.
+func TestAcrossProcesses(t *testing.T) {
+	const procs = 3
+	f := newFixture(t, []wheel{pkgWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(`"tinydep"`, "")})
+	start := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+		cmd.Env = append(slices.Clone(f.env), "DEPS_HELPER=1", "DEPS_STORE="+f.storeDir, "DEPS_SKILL="+f.skill, "DEPS_PYTHON="+f.py)
+		return cmd
+	}
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for range procs {
+		cmd := start()
+		out := &strings.Builder{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	built := 0
+	keys := map[string]bool{}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("helper %d: %v: %s", i, err, outs[i])
+		}
+		res := helperResult(t, outs[i].String())
+		if res[0] == "built" {
+			built++
+		}
+		keys[res[1]] = true
+	}
+	if built != 1 || len(keys) != 1 {
+		t.Fatalf("%d of %d processes built, %d keys; want one build and one key", built, procs, len(keys))
+	}
+	later, err := start().CombinedOutput()
+	if res := helperResult(t, string(later)); err != nil || res[0] != "found" || !keys[res[1]] {
+		t.Fatalf("a later process: %q (%v), want it to find the environment", later, err)
+	}
+}
+
+// helperResult reads the helper's "RESULT built|found KEY" line.
+func helperResult(t *testing.T, out string) []string {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if r, ok := strings.CutPrefix(l, "RESULT "); ok {
+			if f := strings.Fields(r); len(f) == 2 {
+				return f
+			}
+		}
+	}
+	t.Fatalf("no result in helper output %q", out)
+	return nil
+}
+
+// TestHelperProcess resolves run.py in another process for
+// TestAcrossProcesses.
+func TestHelperProcess(t *testing.T) {
+	if os.Getenv("DEPS_HELPER") != "1" {
+		t.Skip("a helper of TestAcrossProcesses")
+	}
+	s, err := New(Config{Dir: os.Getenv("DEPS_STORE")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	env, err := s.Resolve(ctx, os.DirFS(os.Getenv("DEPS_SKILL")), "run.py", Interpreter{Language: Python, Path: os.Getenv("DEPS_PYTHON")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	how := "found"
+	if env.Built {
+		how = "built"
+	}
+	fmt.Printf("RESULT %s %s\n", how, env.Key)
+}
+
+// TestLockFollowsReplacedFile: a lock file removed and made again while a
+// holder waited is opened again, so two holders never hold different
+// files of one name.
+func TestLockFollowsReplacedFile(t *testing.T) {
+	s, err := New(Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	first, err := s.lock(ctx, "k.use", true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *lockFile)
+	go func() {
+		l, _ := s.lock(ctx, "k.use", true, true) // waits on the first file
+		got <- l
+	}()
+	time.Sleep(5 * lockPoll)
+	if err := os.Remove(filepath.Join(s.Dir(), locksDir, "k.use")); err != nil {
+		t.Fatal(err)
+	}
+	third, err := s.lock(ctx, "k.use", true, false) // the new file
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.unlock()
+	select {
+	case l := <-got:
+		l.unlock()
+		t.Fatal("a waiter took the lock of a removed file while another held the file at its path")
+	case <-time.After(10 * lockPoll):
+	}
+	third.unlock()
+	(<-got).unlock()
+	if _, err := s.lock(ctx, "k.use", true, false); err != nil {
+		t.Errorf("lock after all released: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	held, _ := s.lock(ctx, "k2.use", false, false)
+	cancel()
+	if _, err := s.lock(cctx, "k2.use", true, true); !errors.Is(err, context.Canceled) {
+		t.Errorf("waiting with a cancelled context: %v, want context.Canceled", err)
+	}
+	held.unlock()
+}
