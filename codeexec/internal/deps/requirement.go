@@ -77,11 +77,11 @@ func ParseRequirement(s string) (Requirement, error) {
 	if strings.ContainsAny(in, "\x00\n\r") {
 		return r, fmt.Errorf("requirement %q holds a control character", s)
 	}
-	if before, _, _ := strings.Cut(in, ";"); strings.Contains(before, "://") || strings.ContainsAny(before[:1], "./~\\") {
-		return r, fmt.Errorf("requirement %q is a URL or a path: the operator's index chooses where packages come from; name a package instead", s)
-	}
 	name := nameRE.FindString(in)
-	if name == "" {
+	if after := in[len(name):]; name == "" || strings.HasPrefix(after, ":") || strings.HasPrefix(after, "/") || strings.HasPrefix(after, "\\") {
+		if strings.Contains(in, "/") || strings.Contains(in, "\\") || strings.HasPrefix(in, ".") || strings.HasPrefix(in, "~") {
+			return r, fmt.Errorf("requirement %q is a URL or a path: the operator's index chooses where packages come from; name a package instead", s)
+		}
 		return r, fmt.Errorf("requirement %q does not start with a package name (paths, URLs and options are not allowed)", s)
 	}
 	if archiveRE.MatchString(name) {
@@ -94,12 +94,13 @@ func ParseRequirement(s string) (Requirement, error) {
 		if end < 0 {
 			return r, fmt.Errorf("requirement %q: unclosed extras", s)
 		}
-		for _, e := range strings.Split(rest[1:end], ",") {
+		list := strings.TrimSpace(rest[1:end])
+		for _, e := range strings.Split(list, ",") {
 			e = strings.TrimSpace(e)
-			if e == "" && strings.TrimSpace(rest[1:end]) == "" {
+			if list == "" {
 				break
 			}
-			if nameRE.FindString(e) != e {
+			if e == "" || nameRE.FindString(e) != e {
 				return r, fmt.Errorf("requirement %q: invalid extra %q", s, e)
 			}
 			r.Extras = append(r.Extras, normalizeName(e))

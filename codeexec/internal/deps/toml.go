@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -674,7 +675,7 @@ func (p *tomlParser) scalar() (any, error) {
 		for j < len(p.s) && strings.IndexByte("+-.:0123456789Zz", p.s[j]) >= 0 {
 			j++
 		}
-		if tomlDateTime.MatchString(tok + "T" + p.s[p.i+1:j]) {
+		if dt := tok + "T" + p.s[p.i+1:j]; tomlDateTime.MatchString(dt) && validDateTime(dt) {
 			p.i = j
 			return p.s[start:j], nil
 		}
@@ -703,12 +704,45 @@ func (p *tomlParser) scalar() (any, error) {
 		}
 		return f, nil
 	case tomlSpecial.MatchString(tok):
-		f, _ := strconv.ParseFloat(tok, 64)
-		return f, nil
+		if strings.HasSuffix(tok, "nan") {
+			return math.NaN(), nil
+		}
+		sign := 1
+		if tok[0] == '-' {
+			sign = -1
+		}
+		return math.Inf(sign), nil
 	case tomlDate.MatchString(tok) || tomlDateTime.MatchString(tok):
+		if !validDateTime(tok) {
+			return nil, fmt.Errorf("invalid date or time %q", tok)
+		}
 		return tok, nil
 	case tok == "":
 		return nil, fmt.Errorf("invalid value at %q", p.rest())
 	}
 	return nil, fmt.Errorf("invalid value %q", tok)
+}
+
+// validDateTime checks the numbers of a date, time or date-time that has
+// the shape of one: a real calendar day, hours below 24, minutes below
+// 60, seconds up to 60, an offset below 24 hours.
+func validDateTime(s string) bool {
+	if len(s) >= 10 && s[4] == '-' {
+		if _, err := time.Parse("2006-01-02", s[:10]); err != nil {
+			return false
+		}
+		if s = s[10:]; s == "" {
+			return true
+		}
+		s = s[1:]
+	}
+	num := func(a string) int { n, _ := strconv.Atoi(a); return n }
+	if len(s) < 8 || num(s[0:2]) > 23 || num(s[3:5]) > 59 || num(s[6:8]) > 60 {
+		return false
+	}
+	if i := strings.LastIndexAny(s, "+-"); i >= 8 {
+		off := s[i+1:]
+		return num(off[0:2]) <= 23 && num(off[3:5]) <= 59
+	}
+	return true
 }
