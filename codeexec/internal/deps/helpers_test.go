@@ -1,3 +1,5 @@
+//go:build !depsunit
+
 package deps
 
 import (
