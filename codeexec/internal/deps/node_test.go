@@ -2,6 +2,7 @@ package deps
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -108,4 +109,30 @@ func prefixComma(entries []string) string {
 		return ""
 	}
 	return ", " + strings.Join(entries, ", ")
+}
+
+// TestEnvVars: what an executor adds to the script's environment keeps
+// the skill root first on PYTHONPATH; an Env with nothing adds nothing,
+// and Close is safe twice.
+func TestEnvVars(t *testing.T) {
+	tests := []struct {
+		env  Env
+		want map[string]string
+	}{
+		{Env{}, nil},
+		{Env{PythonPath: []string{"/s/k/site"}}, map[string]string{"PYTHONPATH": "/workspace/skill:/s/k/site"}},
+		{Env{NodePath: []string{"/s/k/node_modules"}}, map[string]string{"NODE_PATH": "/s/k/node_modules"}},
+	}
+	for _, tt := range tests {
+		if got := tt.env.Vars("/workspace/skill"); !maps.Equal(got, tt.want) {
+			t.Errorf("Vars = %v, want %v", got, tt.want)
+		}
+	}
+	released := 0
+	e := &Env{release: func() { released++ }}
+	e.Close()
+	e.Close()
+	if released != 1 {
+		t.Errorf("released %d times, want 1", released)
+	}
 }
