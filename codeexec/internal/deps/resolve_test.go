@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -333,4 +334,35 @@ func TestSweepRemovesLeftovers(t *testing.T) {
 		t.Errorf("after the sweep: %q, want only the live build %q", left, live)
 	}
 	removeTree(filepath.Join(dir, live))
+}
+
+// TestOneEnvironmentPerInterpreter: one dependency set run by two
+// interpreters (pyenv's and Debian's, whose pip installs with --target
+// despite PEP 668's EXTERNALLY-MANAGED) gets an environment for each.
+func TestOneEnvironmentPerInterpreter(t *testing.T) {
+	f := newFixture(t, []wheel{pkgWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(`"tinydep"`, "import tinydep\nprint(tinydep.VERSION)\n")})
+	system := "/usr/bin/python3"
+	if exec.Command(system, "-m", "pip", "--version").Run() != nil {
+		t.Skip("no /usr/bin/python3 with pip (Debian: apt-get install python3-pip)")
+	}
+	if real, _ := filepath.EvalSymlinks(system); real == f.py {
+		t.Skip("python3 is the system's")
+	}
+	s := f.store(t, Config{})
+	keys := map[string]bool{}
+	for _, py := range []string{f.py, system} {
+		env, err := s.Resolve(t.Context(), os.DirFS(f.skill), "run.py", Interpreter{Language: Python, Path: py})
+		if err != nil {
+			t.Fatalf("%s: %v", py, err)
+		}
+		out, err := runPython(t, py, f.skill, "run.py", env)
+		env.Close()
+		if err != nil || out != "1.0" {
+			t.Errorf("%s: script printed %q (%v)", py, out, err)
+		}
+		keys[env.Key] = true
+	}
+	if len(keys) != 2 || s.builds.Load() != 2 {
+		t.Errorf("%d environments from %d builds, want one per interpreter", len(keys), s.builds.Load())
+	}
 }
