@@ -207,7 +207,10 @@ type InstallError struct {
 
 // Error names the packages and the reason, then the installer's output.
 func (e *InstallError) Error() string {
-	s := fmt.Sprintf("%v: %s could not install %s: %s", ErrUnavailable, e.Tool, strings.Join(e.Packages, ", "), e.Reason)
+	s := fmt.Sprintf("%v: %s: %s", ErrUnavailable, e.Tool, e.Reason)
+	if len(e.Packages) > 0 {
+		s = fmt.Sprintf("%v: %s could not install %s: %s", ErrUnavailable, e.Tool, strings.Join(e.Packages, ", "), e.Reason)
+	}
 	if e.Output != "" {
 		s += "\n" + e.Tool + " said:\n" + e.Output
 	}

@@ -79,8 +79,9 @@ func TestResolveInstallsAndReuses(t *testing.T) {
 			"requirements.txt":         "nosuchpackage\n", // the nearer file wins
 			"scripts/run.py":           "import other_dep\nprint(other_dep.VERSION)\n"}, "scripts/requirements.txt"},
 		{"RequirementsInRoot", "run.py", "1.0 2.0", map[string]string{
-			"requirements.txt": "-r reqs/base.txt\n",
+			"requirements.txt": "-r reqs/base.txt\n-c reqs/cons.txt\n",
 			"reqs/base.txt":    "tinydep\\\n  ==1.0\n",
+			"reqs/cons.txt":    "tinybase<3\n",
 			"run.py":           "import tinydep, tinybase\nprint(tinydep.VERSION, tinybase.VERSION)\n"}, "requirements.txt"},
 	}
 	for _, tt := range tests {
@@ -207,6 +208,9 @@ func TestRequiresPython(t *testing.T) {
 			env, err := f.resolve(t, f.store(t, Config{}), "run.py")
 			if tt.ok != (err == nil) || (!tt.ok && (!errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "requires Python "+tt.spec))) {
 				t.Fatalf("Resolve = %v, want ok %v", err, tt.ok)
+			}
+			if err != nil && strings.Contains(err.Error(), "could not install") {
+				t.Errorf("error %q speaks of packages the script does not declare", err)
 			}
 			if err == nil && (env.Key != "" || len(env.PythonPath) != 0) {
 				t.Errorf("Env %+v, want nothing to add", env)
