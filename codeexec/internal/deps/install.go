@@ -146,7 +146,8 @@ func (o *outputScan) kept() []string {
 }
 
 // run runs argv in dir with env until it ends or the install timeout or
-// ctx ends it; its output goes to out. It returns the exit error.
+// ctx ends it (the caller tells the latter by ctx.Err()); its output goes
+// to out. It returns the exit error.
 func (s *Store) run(ctx context.Context, dir string, argv, env []string, out *outputScan) error {
 	timeout := s.cfg.InstallTimeout
 	if timeout <= 0 {
@@ -160,12 +161,7 @@ func (s *Store) run(ctx context.Context, dir string, argv, env []string, out *ou
 	setGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case runCtx.Err() != nil:
+	if err != nil && ctx.Err() == nil && runCtx.Err() != nil {
 		return fmt.Errorf("timed out after %v", timeout)
 	}
 	return err

@@ -50,7 +50,7 @@ func npmFixture(t *testing.T, name, version string) (env []string, lockEntry str
 		t.Fatal(err)
 	}
 	sum := sha512.Sum512(data)
-	lockEntry = fmt.Sprintf(`"node_modules/%s": {"version": %q, "resolved": "https://registry.npmjs.org/%s/-/%s-%s.tgz", "integrity": "sha512-%s"}`,
+	lockEntry = fmt.Sprintf(`"node_modules/%s": {"version": %q, "resolved": "https://registry.npmjs.org/%s/-/%s-%s.tgz", "hasInstallScript": true, "integrity": "sha512-%s"}`,
 		name, version, name, name, version, base64.StdEncoding.EncodeToString(sum[:]))
 	t.Cleanup(func() {
 		if _, err := os.Stat(filepath.Join(root, "postinstall-ran")); err == nil {

@@ -246,7 +246,7 @@ func (s *Store) acquire(ctx context.Context, key string, missing func() (*Env, e
 		return nil, err
 	}
 	env.Built = true
-	s.evict(ctx, key)
+	s.evict(ctx)
 	return env, nil
 }
 
@@ -283,9 +283,10 @@ func (s *Store) build(key string, build func(tmp string) (*envMeta, error)) erro
 	return nil
 }
 
-// evict removes the least recently used environments that no run holds,
-// never keep, until the store is within its limit.
-func (s *Store) evict(ctx context.Context, keep string) {
+// evict removes the least recently used environments that no run holds
+// (the one just built is held by its builder) until the store is within
+// its limit.
+func (s *Store) evict(ctx context.Context) {
 	l, err := s.lock(ctx, evictLock, true, true)
 	if err != nil {
 		return
@@ -320,7 +321,7 @@ func (s *Store) evict(ctx context.Context, keep string) {
 		if total <= s.limit {
 			return
 		}
-		if en.key != keep && s.drop(ctx, en.key) {
+		if s.drop(ctx, en.key) {
 			total -= en.bytes
 		}
 	}

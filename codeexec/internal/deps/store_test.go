@@ -4,6 +4,7 @@ package deps
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,10 +17,10 @@ import (
 )
 
 // TestEvictionSparesHeldEnvironments: over the byte bound, the least
-// recently used environment goes first, but never one a run holds, nor
-// the one just built.
+// recently used environment goes first (a use counts, not only the
+// build), but never one a run holds, nor the one just built.
 func TestEvictionSparesHeldEnvironments(t *testing.T) {
-	sets := []string{"a", "b", "c"}
+	sets := []string{"a", "b", "c", "d"}
 	files := map[string]string{}
 	var wheels []wheel
 	for _, n := range sets {
@@ -27,7 +28,7 @@ func TestEvictionSparesHeldEnvironments(t *testing.T) {
 		files[n+".py"] = pep723(`"pkg-`+n+`"`, "")
 	}
 	f := newFixture(t, wheels, files)
-	// Measure one environment, then bound the store to one and a half.
+	// Measure one environment, then bound the store to two and a half.
 	probe := f.store(t, Config{})
 	e, err := f.resolve(t, probe, "a.py")
 	if err != nil {
@@ -35,42 +36,56 @@ func TestEvictionSparesHeldEnvironments(t *testing.T) {
 	}
 	one := envBytes(t, probe, e.Key)
 	e.Close()
-	s := f.store(t, Config{MaxBytes: one + one/2})
-
-	ea, err := f.resolve(t, s, "a.py") // exists: reused, now held
-	if err != nil || ea.Built {
-		t.Fatalf("Resolve a = %+v, %v", ea, err)
+	s := f.store(t, Config{MaxBytes: 2*one + one/2})
+	resolve := func(script string) *Env {
+		t.Helper()
+		e, err := f.resolve(t, s, script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
 	}
-	eb, err := f.resolve(t, s, "b.py") // over the bound, but a is held
-	if err != nil {
-		t.Fatal(err)
+	has := func(want ...*Env) {
+		t.Helper()
+		var keys []string
+		for _, e := range want {
+			keys = append(keys, e.Key)
+		}
+		slices.Sort(keys)
+		if envs, _ := envDirs(t, f.storeDir); !slices.Equal(envs, keys) {
+			t.Fatalf("store holds %q, want %q", envs, keys)
+		}
 	}
-	if envs, _ := envDirs(t, f.storeDir); !slices.Contains(envs, ea.Key) || !slices.Contains(envs, eb.Key) {
-		t.Fatalf("held environment a (or the new b) was evicted: %q", envs)
-	}
-	ea.Close()
-	eb.Close()
-	ec, err := f.resolve(t, s, "c.py") // a and b are free: the older go
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ec.Close()
-	if envs, _ := envDirs(t, f.storeDir); !slices.Equal(envs, []string{ec.Key}) {
-		t.Errorf("after c: %q, want only c %q", envs, ec.Key)
-	}
-	if _, err := runPython(t, f.py, f.skill, "c.py", ec); err != nil {
+	a := resolve("a.py") // the oldest, held by a run
+	b := resolve("b.py")
+	b.Close()
+	c := resolve("c.py") // three over the bound: b goes, not the held a
+	has(a, c)
+	a.Close()
+	c.Close()
+	time.Sleep(10 * time.Millisecond)
+	a = resolve("a.py") // used again: c is now the least recent
+	a.Close()
+	d := resolve("d.py")
+	defer d.Close()
+	has(a, d)
+	if _, err := runPython(t, f.py, f.skill, "d.py", d); err != nil {
 		t.Error(err)
 	}
 }
 
-// envBytes is an environment's recorded size.
+// envBytes is an environment's recorded size (what eviction counts).
 func envBytes(t *testing.T, s *Store, key string) int64 {
 	t.Helper()
-	n, err := treeBytes(filepath.Join(s.Dir(), key))
-	if err != nil || n == 0 {
-		t.Fatalf("environment %s: %d bytes, %v", key, n, err)
+	var m envMeta
+	b, err := os.ReadFile(filepath.Join(s.Dir(), key, metaFile))
+	if err == nil {
+		err = json.Unmarshal(b, &m)
 	}
-	return n
+	if err != nil || m.Bytes == 0 || m.Key != key {
+		t.Fatalf("environment %s: %+v, %v", key, m, err)
+	}
+	return m.Bytes
 }
 
 // TestAcrossProcesses: processes started at once build one environment
