@@ -144,7 +144,9 @@ func offlineEnv(t testing.TB, wheelhouse string) []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "PIP_NO_INDEX=1", "PIP_FIND_LINKS="+wheelhouse, "PIP_CONFIG_FILE="+os.DevNull,
+	// PIP_USER=1 (an operator's habit) would clash with --target: the
+	// store drops it.
+	return append(env, "PIP_NO_INDEX=1", "PIP_FIND_LINKS="+wheelhouse, "PIP_CONFIG_FILE="+os.DevNull, "PIP_USER=1",
 		"PIP_CACHE_DIR="+filepath.Join(t.TempDir(), "pip-cache"))
 }
 
