@@ -3,6 +3,7 @@ package deps
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"reflect"
 	"slices"
@@ -127,6 +128,10 @@ func TestParseRequirement(t *testing.T) {
 		{"a; python_version > '3' junk", "", "unexpected"},
 		{"a; python_version > '3", "", "unclosed string"},
 		{"a\x00b", "", "control character"},
+		{"a; python_version ==", "", "quoted string is missing"},
+		{"a; " + strings.Repeat("(", maxMarkerDepth+1) + "os_name == 'nt'" + strings.Repeat(")", maxMarkerDepth+1), "", "nested too deep"},
+		{"a; " + strings.Repeat("(", maxMarkerDepth) + "os_name == 'nt'" + strings.Repeat(")", maxMarkerDepth), `a; os_name == "nt"`, ""},
+		{"a; (os_name == 'nt' or os_name == 'x') and (extra == 'y')", `a; (os_name == "nt" or os_name == "x") and extra == "y"`, ""},
 	}
 	for _, tt := range tests {
 		r, err := ParseRequirement(tt.in)
@@ -141,9 +146,28 @@ func TestParseRequirement(t *testing.T) {
 	}
 }
 
+// TestMarkerWords: a variable or keyword runs to the end of its word: a
+// known name followed by any identifier character is another (unknown)
+// name, whatever the character.
+func TestMarkerWords(t *testing.T) {
+	for _, c := range []string{"a", "z", "A", "Z", "0", "9", "_", "."} {
+		if _, err := ParseRequirement("x; python_version" + c + " == '3'"); err == nil || !strings.Contains(err.Error(), "unknown marker variable") {
+			t.Errorf("python_version%s: %v, want an unknown variable", c, err)
+		}
+		if _, err := ParseRequirement("x; python_version == '3' and" + c + " os_name == 'nt'"); err == nil || !strings.Contains(err.Error(), "unexpected") {
+			t.Errorf("and%s: %v, want the word refused", c, err)
+		}
+	}
+	for _, c := range []string{"-", "/", "@", "[", "`", "{", "~"} {
+		if _, err := ParseRequirement("x; python_version" + c + " == '3'"); err == nil || strings.Contains(err.Error(), "unknown marker variable") {
+			t.Errorf("python_version%s: %v, want the variable read and the rest refused", c, err)
+		}
+	}
+}
+
 // TestMarkers: markers evaluated as PEP 508 says, in a fixed environment.
 func TestMarkers(t *testing.T) {
-	env := map[string]string{"python_version": "3.11", "python_full_version": "3.11.7", "sys_platform": "linux",
+	env := map[string]string{"python_version": "3.11", "python_full_version": "3.11.7", "sys_platform": "linux", "platform_version": "#1 SMP Debian",
 		"os_name": "posix", "platform_machine": "x86_64", "implementation_name": "cpython", "platform_release": "6.1.0-rc7"}
 	tests := []struct {
 		marker string
@@ -162,7 +186,12 @@ func TestMarkers(t *testing.T) {
 		{`platform_release >= "6"`, true},
 		{`platform_release == "6.1.0-rc7"`, true},
 		{`implementation_name === "cpython"`, true},
-		{`implementation_name > "a"`, false},
+		{`implementation_name > "a"`, true}, // strings compare as Python's do
+		{`platform_version < "#2"`, true},
+		{`platform_version >= "#2"`, false},
+		{`platform_version <= "#1 SMP Debian"`, true},
+		{`platform_version > "#1 SMP Debian"`, false},
+		{`extra == ""`, true},
 		{`implementation_name != "pypy"`, true},
 	}
 	for _, tt := range tests {
@@ -272,6 +301,16 @@ var tomlCases = []string{
 	"[a]\nb = 1\n[a.b]\n",
 	"a = [\n1,\n# c\n]\n",
 	"a = 2024-13-45\n",
+	"a = 1\nz = 2\nA = 3\nZ = 4\n0 = 5\n9 = 6\n_ = 7\n- = 8\n",
+	"a@ = 1\n", "a` = 1\n", "a[ = 1\n", "a{ = 1\n", "a/ = 1\n", "a: = 1\n",
+	"# comment \x00\na = 1\n",
+	"a = 1 # trailing \x01\n",
+	"a = 1 # trailing\r\nb = 2\r\n",
+	"a = 1\r\n# c\r\nb = 2 # at the end",
+	"a = [1, # c \x7f\n]\n",
+	"t = 1979-05-27T25:00:00\n",
+	"t = 1979-05-27 07:61:00\n",
+	"t = 07:32:00+24:00\n",
 }
 
 // TestTOMLMatchesTomllib: this reader and Python's tomllib accept and
@@ -319,6 +358,34 @@ print(json.dumps(out))`
 		if err == nil && !reflect.DeepEqual(jsonPlain(got), want[i].V) {
 			t.Errorf("%q:\n got %v\nwant %v", doc, jsonPlain(got), want[i].V)
 		}
+	}
+}
+
+// TestTOMLErrors: errors say on which line, show a bounded excerpt, and
+// nesting is bounded.
+func TestTOMLErrors(t *testing.T) {
+	tests := []struct{ doc, want string }{
+		{"a = 1\r\n\r\nb = \r\n", "TOML line 3: invalid value"},
+		{"a = 1\n# x\nb = 2 c\n", "TOML line 3: unexpected \"c\""},
+		{"a = \"\"\"\nx\n\"\"\"\nb = @\n", "TOML line 4"},
+		{"a = " + strings.Repeat("x", 50) + "\n", `invalid value "` + strings.Repeat("x", 50) + `"`},
+		{"a = 1 " + strings.Repeat("y", 50) + "\n", `unexpected "` + strings.Repeat("y", 20) + `..." after a value`},
+		{"a = 1 yy\nzz\n", `unexpected "yy" after a value`},
+		{"a = " + strings.Repeat("[", maxTOMLDepth+2) + strings.Repeat("]", maxTOMLDepth+2) + "\n", "nested too deep"},
+		{"a = \"\\u12\"\n", "invalid escape"},
+		{"a = \"\\UFFFFFFFF\"\n", "invalid escape"},
+		{"a = \"\\u+123\"\n", "invalid escape"},
+		{"a = 99999999999999999999\n", "out of range"},
+		{"a = 0x8000000000000000\n", "out of range"},
+	}
+	for _, tt := range tests {
+		if _, err := parseTOML(tt.doc); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseTOML(%q) = %v, want %q", tt.doc, err, tt.want)
+		}
+	}
+	deep := "a = " + strings.Repeat("[", maxTOMLDepth) + strings.Repeat("]", maxTOMLDepth) + "\n"
+	if _, err := parseTOML(deep); err != nil {
+		t.Errorf("nesting at the bound: %v", err)
 	}
 }
 
@@ -401,6 +468,13 @@ func TestRequirementsFile(t *testing.T) {
 		{"BadHash", map[string]string{"requirements.txt": "a --hash=md5:x\n"}, nil, nil, false, "ALGORITHM:HEXDIGEST"},
 		{"NotUTF8", map[string]string{"requirements.txt": "a\xff\n"}, nil, nil, false, "UTF-8"},
 		{"LineNumber", map[string]string{"requirements.txt": "a\n\\\nb c\n"}, nil, nil, false, "line 2"},
+		{"ContinuationAtEOF", map[string]string{"requirements.txt": "a\nb>=1 \\"}, []string{"a", "b>=1"}, nil, false, ""},
+		{"LongConstraint", map[string]string{"requirements.txt": "--constraint=c.txt\nx\n", "c.txt": "x<2\n"}, []string{"x"}, []string{"x<2"}, false, ""},
+		{"ConstraintIncludesRequirements", map[string]string{"requirements.txt": "-c c.txt\n", "c.txt": "-r d.txt\n", "d.txt": "y<3\n"}, nil, []string{"y<3"}, false, ""},
+		{"DeepIncludes", deepIncludes(maxIncludeDepth + 1), nil, nil, false, "nested deeper than"},
+		{"IncludesAtTheBound", deepIncludes(maxIncludeDepth), []string{"leaf"}, nil, false, ""},
+		{"TooLarge", map[string]string{"requirements.txt": strings.Repeat("#", maxDeclarationBytes+1)}, nil, nil, false, "larger than"},
+		{"AtTheSizeBound", map[string]string{"requirements.txt": "a\n" + strings.Repeat("#", maxDeclarationBytes-2)}, []string{"a"}, nil, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -429,6 +503,19 @@ func TestRequirementsFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deepIncludes is a chain of depth -r includes ending in a requirement.
+func deepIncludes(depth int) map[string]string {
+	files := map[string]string{}
+	name := "requirements.txt"
+	for i := range depth {
+		next := fmt.Sprintf("r%d.txt", i)
+		files[name] = "-r " + next + "\n"
+		name = next
+	}
+	files[name] = "leaf\n"
+	return files
 }
 
 // TestRequirementsText: the file pip installs from is the same for the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // Inline script metadata (PEP 723): a comment block in a Python script,
@@ -103,19 +104,16 @@ func ParseScriptMetadata(src []byte) (meta *ScriptMetadata, found bool, err erro
 	return meta, true, nil
 }
 
-// splitLines splits s as Python's str.splitlines(keepends=True) does: at
-// \n, \r\n, \r, \v, \f, \x1c, \x1d, \x1e, \x85, U+2028 and U+2029, each
-// line keeping its end.
+// splitLines splits s (without \r: newlines are universal already) as
+// Python's str.splitlines(keepends=True) does: at \n, \v, \f, \x1c,
+// \x1d, \x1e, \x85, U+2028 and U+2029, each line keeping its end.
 func splitLines(s string) []string {
 	var out []string
 	start := 0
 	for i, r := range s {
 		switch r {
-		case '\n', '\r', '\v', '\f', 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029:
-			end := i + len(string(r))
-			if r == '\r' && strings.HasPrefix(s[end:], "\n") {
-				continue // the \n ends this line
-			}
+		case '\n', '\v', '\f', 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029:
+			end := i + utf8.RuneLen(r)
 			out = append(out, s[start:end])
 			start = end
 		}

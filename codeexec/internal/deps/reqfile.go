@@ -211,7 +211,7 @@ func (rs *reqSet) option(skill fs.FS, name string, opts []string, constraint boo
 		if err != nil {
 			return err
 		}
-		return rs.read(skill, inc, constraint || strings.HasPrefix(o, "-c") || o == "--constraint", seen, depth+1)
+		return rs.read(skill, inc, constraint || o == "-c" || o == "--constraint", seen, depth+1)
 	}
 	if opt == "--pre" && len(opts) == 1 {
 		rs.pre = true

@@ -89,12 +89,12 @@ func ParseRequirement(s string) (Requirement, error) {
 	}
 	r.Name = normalizeName(name)
 	rest := strings.TrimLeft(in[len(name):], " \t")
-	if strings.HasPrefix(rest, "[") {
-		end := strings.IndexByte(rest, ']')
-		if end < 0 {
+	if inner, ok := strings.CutPrefix(rest, "["); ok {
+		list, after, closed := strings.Cut(inner, "]")
+		if !closed {
 			return r, fmt.Errorf("requirement %q: unclosed extras", s)
 		}
-		list := strings.TrimSpace(rest[1:end])
+		list = strings.TrimSpace(list)
 		for _, e := range strings.Split(list, ",") {
 			e = strings.TrimSpace(e)
 			if list == "" {
@@ -107,7 +107,7 @@ func ParseRequirement(s string) (Requirement, error) {
 		}
 		slices.Sort(r.Extras)
 		r.Extras = slices.Compact(r.Extras)
-		rest = strings.TrimLeft(rest[end+1:], " \t")
+		rest = strings.TrimLeft(after, " \t")
 	}
 	specPart, markerPart, hasMarker := strings.Cut(rest, ";")
 	specPart = strings.TrimSpace(specPart)
@@ -218,9 +218,10 @@ type markerCmp struct {
 	right markerValue
 }
 
-// eval compares as PEP 508 says: a version comparison when the right side
-// makes a specifier, else as strings (== and != only), "in" as a
-// substring test. An "extra" is compared in normal form.
+// eval compares as PEP 508 says (and packaging does): a version
+// comparison when the right side makes a specifier and the left a version,
+// else as strings, "in" as a substring test. An "extra" is compared in
+// normal form.
 func (m markerCmp) eval(env map[string]string) bool {
 	l, r := m.left.value(env), m.right.value(env)
 	if m.left.s == "extra" || m.right.s == "extra" {
@@ -237,11 +238,19 @@ func (m markerCmp) eval(env map[string]string) bool {
 			return sp.contains(l, v)
 		}
 	}
-	switch m.op {
+	switch m.op { // strings, compared as Python compares them
 	case "==", "===":
 		return l == r
 	case "!=":
 		return l != r
+	case "<":
+		return l < r
+	case "<=":
+		return l <= r
+	case ">":
+		return l > r
+	case ">=":
+		return l >= r
 	}
 	return false
 }

@@ -137,11 +137,8 @@ func (p *tomlParser) skipBlank() {
 
 // comment skips a comment up to the end of its line.
 func (p *tomlParser) comment() error {
-	end := strings.IndexByte(p.s[p.i:], '\n')
-	if end < 0 {
-		end = len(p.s) - p.i
-	}
-	text := strings.TrimSuffix(p.s[p.i:p.i+end], "\r")
+	line, _, _ := strings.Cut(p.s[p.i:], "\n")
+	text := strings.TrimSuffix(line, "\r")
 	if c := badControl(text); c >= 0 {
 		return fmt.Errorf("control character %U in a comment", c)
 	}
