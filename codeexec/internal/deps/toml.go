@@ -722,7 +722,8 @@ func (p *tomlParser) scalar() (any, error) {
 
 // validDateTime checks the numbers of a date, time or date-time that has
 // the shape of one: a real calendar day, hours below 24, minutes below
-// 60, seconds up to 60, an offset below 24 hours.
+// 60, seconds below 60 (tomllib has no leap second), an offset below 24
+// hours.
 func validDateTime(s string) bool {
 	if len(s) >= 10 && s[4] == '-' {
 		if _, err := time.Parse("2006-01-02", s[:10]); err != nil {
@@ -734,7 +735,7 @@ func validDateTime(s string) bool {
 		s = s[1:]
 	}
 	num := func(a string) int { n, _ := strconv.Atoi(a); return n }
-	if len(s) < 8 || num(s[0:2]) > 23 || num(s[3:5]) > 59 || num(s[6:8]) > 60 {
+	if len(s) < 8 || num(s[0:2]) > 23 || num(s[3:5]) > 59 || num(s[6:8]) > 59 {
 		return false
 	}
 	if i := strings.LastIndexAny(s, "+-"); i >= 8 {
