@@ -129,6 +129,7 @@ func TestParseRequirement(t *testing.T) {
 		{"a; python_version > '3", "", "unclosed string"},
 		{"a\x00b", "", "control character"},
 		{"a; python_version ==", "", "quoted string is missing"},
+		{"a; os_name == 'nt' and", "", "quoted string is missing"},
 		{"a; " + strings.Repeat("(", maxMarkerDepth+1) + "os_name == 'nt'" + strings.Repeat(")", maxMarkerDepth+1), "", "nested too deep"},
 		{"a; " + strings.Repeat("(", maxMarkerDepth) + "os_name == 'nt'" + strings.Repeat(")", maxMarkerDepth), `a; os_name == "nt"`, ""},
 		{"a; (os_name == 'nt' or os_name == 'x') and (extra == 'y')", `a; (os_name == "nt" or os_name == "x") and extra == "y"`, ""},
@@ -191,6 +192,9 @@ func TestMarkers(t *testing.T) {
 		{`platform_version >= "#2"`, false},
 		{`platform_version <= "#1 SMP Debian"`, true},
 		{`platform_version > "#1 SMP Debian"`, false},
+		{`platform_version < "#1 SMP Debian"`, false},
+		{`platform_version >= "#1 SMP Debian"`, true},
+		{`platform_version == "0"`, false}, // not a version: never compared as one
 		{`extra == ""`, true},
 		{`implementation_name != "pypy"`, true},
 	}
@@ -388,6 +392,9 @@ func TestTOMLErrors(t *testing.T) {
 		{"a = " + strings.Repeat("x", 50) + "\n", `invalid value "` + strings.Repeat("x", 50) + `"`},
 		{"a = 1 " + strings.Repeat("y", 50) + "\n", `unexpected "` + strings.Repeat("y", 20) + `..." after a value`},
 		{"a = 1 yy\nzz\n", `unexpected "yy" after a value`},
+		{"a = 1 " + strings.Repeat("y", 20) + "\n", `unexpected "` + strings.Repeat("y", 20) + `" after a value`},
+		{"a = \nb = 1\n", `invalid value at ""`},
+		{"a = 1 # x\x01\n", "control character"},
 		{"a = " + strings.Repeat("[", maxTOMLDepth+2) + strings.Repeat("]", maxTOMLDepth+2) + "\n", "nested too deep"},
 		{"a = \"\\u12\"\n", "invalid escape"},
 		{"a = \"\\UFFFFFFFF\"\n", "invalid escape"},
@@ -400,7 +407,7 @@ func TestTOMLErrors(t *testing.T) {
 			t.Errorf("parseTOML(%q) = %v, want %q", tt.doc, err, tt.want)
 		}
 	}
-	deep := "a = " + strings.Repeat("[", maxTOMLDepth) + strings.Repeat("]", maxTOMLDepth) + "\n"
+	deep := "a = " + strings.Repeat("[", maxTOMLDepth) + "1" + strings.Repeat("]", maxTOMLDepth) + "\n"
 	if _, err := parseTOML(deep); err != nil {
 		t.Errorf("nesting at the bound: %v", err)
 	}
