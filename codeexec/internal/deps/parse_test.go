@@ -15,7 +15,7 @@ import (
 // TestVersionOrder: PEP 440's own ordering examples, each strictly before
 // the next.
 func TestVersionOrder(t *testing.T) {
-	order := []string{"1.0.dev456", "1.0a1", "1.0a2.dev456", "1.0a12.dev456", "1.0a12", "1.0b1.dev456", "1.0b2",
+	order := []string{"1.0.dev456", "1.0a0.dev1", "1.0a1", "1.0a2.dev456", "1.0a12.dev456", "1.0a12", "1.0b1.dev456", "1.0b2",
 		"1.0b2.post345.dev456", "1.0b2.post345", "1.0rc1.dev456", "1.0rc1", "1.0", "1.0+abc.5", "1.0+abc.7", "1.0+5",
 		"1.0.post456.dev34", "1.0.post456", "1.0.15", "1.1.dev1", "1!0.1"}
 	for i := 1; i < len(order); i++ {
@@ -57,6 +57,7 @@ func TestSpecifier(t *testing.T) {
 		{"==1.0", []string{"1.0", "1.0.0", "1.0+local"}, []string{"1.0.1", "1.0a1"}},
 		{"==1.0+local", []string{"1.0+local"}, []string{"1.0", "1.0+other"}},
 		{"==1.*", []string{"1.0", "1.9.post1", "1.0a1"}, []string{"2.0", "0.9"}},
+		{"==1.0.*", []string{"1", "1.0.7"}, []string{"1.1"}},
 		{"!=1.0.*", []string{"1.1", "2"}, []string{"1.0.5"}},
 		{"~=2.2", []string{"2.2", "2.9"}, []string{"3.0", "2.1"}},
 		{"~=1.4.5", []string{"1.4.5", "1.4.9"}, []string{"1.5.0", "1.4.4"}},
@@ -331,7 +332,7 @@ var tomlCases = []string{
 	// Structure at its edges.
 	"a = [\n]\n", "a = [,]\n", "a = [1,,2]\n", "a = [1 2]\n", "a = {}\n", "a = { }\n", "a = {b = 1, b = 2}\n", "a = {b.c = 1, b.d = 2}\n", "a = {b = 1\n}\n",
 	"a = {b = {c = 1}}\n[a.b]\n", "[[a]]\n[a]\n", "a = 1\n[[a]]\n", "[a]\n[[a]]\n", "[ a . b ]\nc = 1\n", "[a\n", "[[a]\n", "[a]]\n", "[]\n", "a.b = 1\na.b.c = 2\n",
-	"[[a]]\nb.c = 1\n[a.b]\n", "a = \"x\" # c\r\n", "a = 1\r", "\ufeffa = 1\n",
+	"[[a]]\nb.c = 1\n[a.b]\n", "a = \"x\" # c\r\n", "a = 1\r", "\ufeffa = 1\n", "a = \"\"\"a b\"\"\"\n", "d = 1979-05-27 00:00:00\n",
 }
 
 // TestTOMLMatchesTomllib: this reader and Python's tomllib accept and
@@ -395,6 +396,9 @@ func TestTOMLErrors(t *testing.T) {
 		{"a = 1 " + strings.Repeat("y", 20) + "\n", `unexpected "` + strings.Repeat("y", 20) + `" after a value`},
 		{"a = \nb = 1\n", `invalid value at ""`},
 		{"a = 1 # x\x01\n", "control character"},
+		{"a = '''\n\n'''\nb = @\n", "TOML line 4"},
+		{"a = \"\"\"x\\\n\n   y\"\"\"\nb = @\n", "TOML line 4"},
+		{"a = \"\"\"x\r\ny\"\"\"\nb = @\n", "TOML line 3"},
 		{"a = " + strings.Repeat("[", maxTOMLDepth+2) + strings.Repeat("]", maxTOMLDepth+2) + "\n", "nested too deep"},
 		{"a = \"\\u12\"\n", "invalid escape"},
 		{"a = \"\\UFFFFFFFF\"\n", "invalid escape"},
