@@ -179,16 +179,16 @@ func TestLoadSkillFromAnySource(t *testing.T) {
 func TestScriptMissBecomesFatal(t *testing.T) {
 	r := &runner{}
 	tc, _ := adktest.ToolContext(t, nil, "inv-a")
-	first := r.scriptMiss(tc, "demo", "scripts/x.py", `script "scripts/x.py" not found in skill "demo"`, "scripts/run.py")
+	first := r.scriptMiss(r.session(tc), "demo", "scripts/x.py", `script "scripts/x.py" not found in skill "demo"`, "scripts/run.py")
 	assert.Equal(t, CodeScriptNotFound, first.ErrorCode)
 	assert.Equal(t, `script "scripts/x.py" not found in skill "demo"; runnable files: scripts/run.py`, first.Error)
 	other0, _ := adktest.ToolContext(t, nil, "inv-0")
-	assert.NotContains(t, r.scriptMiss(other0, "demo", "scripts/x.py", "not found", "").Error, "runnable files", "no empty list is offered")
-	second := r.scriptMiss(tc, "demo", "scripts/x.py", "not found", "")
+	assert.NotContains(t, r.scriptMiss(r.session(other0), "demo", "scripts/x.py", "not found", "").Error, "runnable files", "no empty list is offered")
+	second := r.scriptMiss(r.session(tc), "demo", "scripts/x.py", "not found", "")
 	assert.Equal(t, CodeScriptNotFoundFatal, second.ErrorCode)
 	assert.Contains(t, second.Error, "stop retrying")
 	other, _ := adktest.ToolContext(t, nil, "inv-b")
-	assert.Equal(t, CodeScriptNotFound, r.scriptMiss(other, "demo", "scripts/x.py", "not found", "").ErrorCode, "counts are per invocation")
+	assert.Equal(t, CodeScriptNotFound, r.scriptMiss(r.session(other), "demo", "scripts/x.py", "not found", "").ErrorCode, "counts are per invocation")
 }
 
 // errExecutor fails every run with err.
@@ -216,13 +216,13 @@ func TestRunMapsExecutorErrors(t *testing.T) {
 		var logs strings.Builder
 		r := &runner{Config: Config{Executor: errExecutor{c.err}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
 		tc, _ := adktest.ToolContext(t, nil, "inv")
-		resp := r.run(tc, Call{Tool: "run_skill_script"}, &codeexec.Request{Script: "s.py"})
+		resp := r.run(tc, r.session(tc), Call{Tool: "run_skill_script"}, &codeexec.Request{Script: "s.py"})
 		assert.Equal(t, c.code, resp.ErrorCode, c.err)
 		assert.Contains(t, resp.Error, c.contains)
 		assert.NotContains(t, resp.Error, "/", "no host detail reaches the model: %v", resp.Error)
 		assert.Contains(t, logs.String(), c.err.Error(), "the detail is logged")
 	}
-	resp := (&runner{}).run(nil, Call{Tool: "run_skill_script"}, &codeexec.Request{})
+	resp := (&runner{}).run(context.Background(), nil, Call{Tool: "run_skill_script"}, &codeexec.Request{})
 	assert.Equal(t, CodeNoCodeExecutor, resp.ErrorCode)
 }
 
@@ -239,7 +239,7 @@ func TestRunFillsLimits(t *testing.T) {
 	lim := codeexec.Limits{MaxOutputChars: 7, Timeout: 3, Output: codeexec.FileLimits{MaxFiles: 2}, MaxSkillBytes: 9}
 	r := &runner{Config: Config{Executor: c, Limits: lim}}
 	tc, _ := adktest.ToolContext(t, nil, "inv")
-	r.run(tc, Call{Tool: "t"}, &codeexec.Request{Env: map[string]string{"B": "request"}, Limits: codeexec.Limits{Timeout: 99}})
+	r.run(tc, r.session(tc), Call{Tool: "t"}, &codeexec.Request{Env: map[string]string{"B": "request"}, Limits: codeexec.Limits{Timeout: 99}})
 	assert.Equal(t, lim, c.req.Limits, "the operator's limits, whatever the request said")
 	assert.Equal(t, map[string]string{"B": "request"}, c.req.Env, "the request's variables pass through")
 }
