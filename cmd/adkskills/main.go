@@ -9,6 +9,7 @@
 //	adkskills chat [flags]                            talk to a Gemini agent that uses the skills
 //	adkskills artifacts [ls | cat NAME [--version N]] the files runs saved
 //	adkskills web [flags]                             serve that agent in ADK's web UI
+//	adkskills mcp [flags]                             serve the skills and scripts to MCP clients
 //
 // run builds the same SkillToolset an agent gets (skilltoolset.New), an
 // llmagent driven by a scripted model that makes exactly one
@@ -37,7 +38,14 @@
 // Gemini credentials as the genai client reads them (GOOGLE_API_KEY or
 // GEMINI_API_KEY, or Vertex AI through GOOGLE_GENAI_USE_VERTEXAI,
 // GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION); without them they say what
-// to set and exit 2. Every command takes --help; adkskills --version
+// to set and exit 2.
+//
+// mcp serves the skills over the Model Context Protocol to any MCP client:
+// the Skills extension (SEP-2640) and run_skill_script (--inline:
+// run_skill_inline_script, approved by the client's user), on stdio, or on
+// streamable HTTP with --http ADDR (guarded as web is). The files runs
+// write come back as resource links into the artifact store. Every command
+// takes --help; adkskills --version
 // prints the module version (or "(devel)" for a build from a checkout).
 package main
 
@@ -105,6 +113,7 @@ var commands = []command{
 	{"chat", "talk to a Gemini agent that can use the skills in the terminal", chatCommand},
 	{"artifacts", "list the files runs saved (ls) or print one (cat NAME)", artifactsCommand},
 	{"web", "serve a Gemini agent that uses the skills in ADK's web UI", webCommand},
+	{"mcp", "serve the skills and their scripts to MCP clients (stdio, or HTTP)", mcpCommand},
 }
 
 // cli carries the streams and the environment of one invocation.

@@ -52,6 +52,12 @@ func (r *runner) logger() *slog.Logger {
 	return r.Logger
 }
 
+// ErrIntegrity marks a skill whose files are not what its source vouched
+// for (a file that does not match the digest a remote server advertised, a
+// manifest without digests): a skill.Source returns it, wrapped, and the
+// tools answer EXECUTION_ERROR saying so, running nothing.
+var ErrIntegrity = errors.New("the skill failed its integrity check")
+
 // noExecutor is the answer of a script tool without a code executor.
 func noExecutor() *Response {
 	return errorResponse(CodeNoCodeExecutor, "no code executor is configured: scripts cannot run in this agent")
@@ -91,6 +97,8 @@ func (s *stagedSkill) has(p string) bool { return slices.Contains(s.paths, p) }
 func (r *runner) loadSkill(ctx context.Context, name string) (*stagedSkill, *Response) {
 	if _, err := r.Source.LoadFrontmatter(ctx, name); err != nil {
 		switch {
+		case errors.Is(err, ErrIntegrity):
+			return nil, r.refused(name, err)
 		case errors.Is(err, skill.ErrSkillNotFound):
 			return nil, errorResponse(CodeSkillNotFound, fmt.Sprintf("skill %q not found%s", name, r.skillList(ctx)))
 		case errors.Is(err, skill.ErrInvalidSkillName), errors.Is(err, skill.ErrInvalidFrontmatter):
@@ -103,6 +111,9 @@ func (r *runner) loadSkill(ctx context.Context, name string) (*stagedSkill, *Res
 		}
 	}
 	paths, err := r.Source.ListResources(ctx, name, "")
+	if errors.Is(err, ErrIntegrity) {
+		return nil, r.refused(name, err)
+	}
 	if err != nil && !errors.Is(err, skill.ErrResourceNotFound) {
 		r.logger().Error("adkskills: listing skill files", "skill", name, "error", err)
 		return nil, errorResponse(CodeExecutionError, fmt.Sprintf("files of skill %q could not be listed", name))
@@ -117,6 +128,13 @@ func (r *runner) loadSkill(ctx context.Context, name string) (*stagedSkill, *Res
 		s.fsys = newSourceFS(ctx, r.Source, name, paths)
 	}
 	return s, nil
+}
+
+// refused is the answer for a skill that failed its integrity check. The
+// error says which file and which digests; it names no host path.
+func (r *runner) refused(name string, err error) *Response {
+	r.logger().Error("adkskills: a skill failed its integrity check", "skill", name, "error", err)
+	return errorResponse(CodeExecutionError, fmt.Sprintf("skill %q was refused, and nothing ran: %v", name, err))
 }
 
 // skillList names the available skills, for SKILL_NOT_FOUND.
