@@ -17,6 +17,7 @@ import (
 
 	"google.golang.org/adk/tool/skilltoolset/skill"
 
+	"github.com/adkskills/adkskills/internal/encoding"
 	"github.com/adkskills/adkskills/internal/skillfs"
 	"github.com/adkskills/adkskills/internal/valid"
 )
@@ -227,6 +228,20 @@ type child struct {
 	name, path string
 	dir        bool
 }
+
+// mimeType is a file's MIME type: by its name, else by its first bytes, as
+// resources/read reports it.
+func (c *catalog) mimeType(ctx context.Context, name, p string) string {
+	var head []byte
+	if rc, err := c.open(ctx, name, p); err == nil {
+		head, _ = io.ReadAll(io.LimitReader(rc, sniffBytes))
+		rc.Close()
+	}
+	return encoding.MIMEType(p, head)
+}
+
+// sniffBytes is what http.DetectContentType reads of a file.
+const sniffBytes = 512
 
 // size is a file's size when the source can tell it without reading it
 // (this module's Source can), else -1.

@@ -72,10 +72,11 @@ var DefaultScope = Scope{AppName: "adkskills", UserID: "local", SessionID: "mcp"
 // server process on the store shares.
 func SessionScope(base Scope) func(*mcp.ServerSession) Scope {
 	return func(ss *mcp.ServerSession) Scope {
+		sc := base
 		if id := ss.ID(); id != "" {
-			base.SessionID = "mcp-" + id
+			sc.SessionID = "mcp-" + id
 		}
-		return base
+		return sc
 	}
 }
 

@@ -142,7 +142,7 @@ func (s *Server) readDirectory(ctx context.Context, _ *mcp.ServerSession, p *Dir
 	for _, k := range kids[start:end] {
 		r := &mcp.Resource{Name: k.name, URI: dirURI(name, k.path), MIMEType: DirectoryMIMEType}
 		if !k.dir {
-			r.URI, r.MIMEType = FileURI(name, k.path), encoding.MIMEType(k.path, nil)
+			r.URI, r.MIMEType = FileURI(name, k.path), s.cat.mimeType(ctx, name, k.path)
 			if n := s.cat.size(name, k.path); n >= 0 {
 				r.Size = n
 			}

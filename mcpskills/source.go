@@ -428,7 +428,7 @@ func relPath(root, uri string) (string, error) {
 	segs := strings.Split(rest, "/")
 	for i, seg := range segs {
 		u, err := url.PathUnescape(seg)
-		if err != nil || u == "" || u == "." || u == ".." || strings.ContainsAny(u, "/\\\x00?#") {
+		if err != nil || u == "" || u == "." || u == ".." || strings.ContainsAny(u, "/\\\x00") {
 			return "", fmt.Errorf("%q is not a file inside the skill's root %q", uri, root)
 		}
 		segs[i] = u

@@ -25,6 +25,9 @@ import (
 // run_skill_inline_script, with runscript's own descriptions and schemas.
 func (s *Server) addTools() {
 	decl := s.runner.ScriptDeclaration()
+	if p := decl.Parameters.Properties["skill_name"]; p != nil {
+		p.Description = "The name of the skill, as skills/list (or resources/list) names it."
+	}
 	s.srv.AddTool(&mcp.Tool{
 		Name: decl.Name, Title: "Run a skill's script",
 		Description: decl.Description + " Each saved file is also a resource link in the result, readable with resources/read.",
@@ -225,7 +228,9 @@ func (s *Server) runInline(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // canElicit reports whether the client of a request declared form
 // elicitation.
 func canElicit(req mcp.Request) bool {
-	r, ok := req.(interface{ ClientCapabilities() *mcp.ClientCapabilities })
+	r, ok := req.(interface {
+		ClientCapabilities() *mcp.ClientCapabilities
+	})
 	if !ok {
 		return false
 	}
