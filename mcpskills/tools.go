@@ -73,23 +73,23 @@ func jsonSchema(g *genai.Schema) map[string]any {
 	return m
 }
 
-// session is one MCP session's side of a call, as runscript.Session.
-type session struct {
+// mcpSession is one MCP session's side of a call, as runscript.Session.
+type mcpSession struct {
 	arts   agent.Artifacts
 	key    string // the scope, as a key
 	misses *missCounter
 }
 
-func (s *session) Artifacts() agent.Artifacts { return s.arts }
-func (s *session) ScriptMissed() int          { return s.misses.add(s.key) }
+func (s *mcpSession) Artifacts() agent.Artifacts { return s.arts }
+func (s *mcpSession) ScriptMissed() int          { return s.misses.add(s.key) }
 
 // session returns the runscript.Session of a call of ss.
-func (s *Server) session(ss *mcp.ServerSession) (*session, error) {
+func (s *Server) session(ss *mcp.ServerSession) (*mcpSession, error) {
 	sc, err := s.scopeOf(ss)
 	if err != nil {
 		return nil, err
 	}
-	out := &session{key: sc.AppName + "\x00" + sc.UserID + "\x00" + sc.SessionID, misses: s.misses}
+	out := &mcpSession{key: sc.AppName + "\x00" + sc.UserID + "\x00" + sc.SessionID, misses: s.misses}
 	if s.arts != nil {
 		out.arts = adkglue.SessionArtifacts(s.arts, sc.AppName, sc.UserID, sc.SessionID)
 	}
@@ -111,11 +111,11 @@ func (s *Server) runScript(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // prepare reads a call's session and arguments; input_files entries that
 // are artifact URIs become the artifacts' names. The response is the
 // refusal, when there is one.
-func (s *Server) prepare(req *mcp.CallToolRequest) (*session, any, *runscript.Response) {
+func (s *Server) prepare(req *mcp.CallToolRequest) (*mcpSession, any, *runscript.Response) {
 	sess, err := s.session(req.Session)
 	if err != nil {
 		s.logger.Error("adkskills: scoping an MCP session", "error", err)
-		return &session{misses: s.misses}, nil, &runscript.Response{ErrorCode: runscript.CodeExecutionError, Error: "the server could not tell whose files this call sees (details in its log)"}
+		return &mcpSession{misses: s.misses}, nil, &runscript.Response{ErrorCode: runscript.CodeExecutionError, Error: "the server could not tell whose files this call sees (details in its log)"}
 	}
 	var args any
 	if raw := req.Params.Arguments; len(raw) > 0 {

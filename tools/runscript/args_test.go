@@ -278,3 +278,50 @@ func TestJSONTypeNames(t *testing.T) {
 	assert.Equal(t, "an array", jsonType([]any{}))
 	assert.Equal(t, "an object", jsonType(map[string]any{}))
 }
+
+// integritySource fails its integrity check where told.
+type integritySource struct {
+	skill.Source
+	onList, onFrontmatter bool
+}
+
+func (s integritySource) ListResources(ctx context.Context, name, sub string) ([]string, error) {
+	if s.onList {
+		return nil, fmt.Errorf("file scripts/run.py: %w: sha256:aa advertised, sha256:bb served", ErrIntegrity)
+	}
+	return s.Source.ListResources(ctx, name, sub)
+}
+
+func (s integritySource) LoadFrontmatter(ctx context.Context, name string) (*skill.Frontmatter, error) {
+	if s.onFrontmatter {
+		return nil, fmt.Errorf("%w: no digests", ErrIntegrity)
+	}
+	return s.Source.LoadFrontmatter(ctx, name)
+}
+
+func TestLoadSkillRefusesWhatFailsItsIntegrityCheck(t *testing.T) {
+	for _, src := range []integritySource{{Source: testSource(), onList: true}, {Source: testSource(), onFrontmatter: true}} {
+		var logs strings.Builder
+		r := &runner{Config: Config{Source: src, Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
+		_, resp := r.loadSkill(context.Background(), "demo")
+		require.NotNil(t, resp)
+		assert.Equal(t, CodeExecutionError, resp.ErrorCode)
+		assert.Contains(t, resp.Error, `skill "demo" was refused, and nothing ran`)
+		assert.Contains(t, logs.String(), "integrity")
+	}
+}
+
+func TestRunnerWithoutSkills(t *testing.T) {
+	r, err := NewRunner(Config{Executor: codeexec.NewLocal()})
+	require.NoError(t, err)
+	resp := r.RunScript(context.Background(), nil, map[string]any{"skill_name": "x", "script_path": "a.py"})
+	assert.Equal(t, CodeSkillNotFound, resp.ErrorCode)
+	_, resp = r.PrepareInline(map[string]any{"language": "bash", "script": "true", "skill_name": "x"})
+	assert.Equal(t, CodeSkillNotFound, resp.ErrorCode)
+	_, err = NewRunner(Config{Limits: codeexec.Limits{Timeout: -1}})
+	assert.Error(t, err)
+	assert.Equal(t, CodeConfirmationRejected, Rejected().ErrorCode)
+	assert.Equal(t, InlineName, r.InlineDeclaration().Name)
+	assert.Equal(t, Name, r.ScriptDeclaration().Name)
+	assert.Equal(t, codeexec.DefaultInterpreters(), r.Interpreters())
+}
