@@ -3,6 +3,7 @@ package mcpskills
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,9 +146,9 @@ func TestSkillsGet(t *testing.T) {
 				uri  string
 				code int64
 			}{
-				{"skill://nope/SKILL.md", CodeNotFound},
-				{"skill://broken/SKILL.md", CodeNotFound},
-				{"skill://not-a-skill/SKILL.md", CodeNotFound},
+				{"skill://nope/SKILL.md", notFoundCode},
+				{"skill://broken/SKILL.md", notFoundCode},
+				{"skill://not-a-skill/SKILL.md", notFoundCode},
 				{"skill://edge/scripts/cat.sh", int64(jsonrpc.CodeInvalidParams)},
 				{"skill://edge", jsonrpc.CodeInvalidParams},
 				{"skill://edge/../other/SKILL.md", jsonrpc.CodeInvalidParams},
@@ -156,14 +157,28 @@ func TestSkillsGet(t *testing.T) {
 			}
 			for _, c := range cases {
 				_, err := get(ctx, cs, c.uri)
-				assert.Equal(t, c.code, rpcCode(err), "%s: %v", c.uri, err)
+				assert.Equal(t, c.code, errKind(err), "%s: %v", c.uri, err)
 			}
 		})
 	}
 }
 
-// CodeNotFound is the code of a skill or file the server does not have.
+// CodeNotFound is the code of a skill or file the server does not have:
+// the code of invalid params since SEP-2164, told apart by its data, which
+// names the URI (mcp.ResourceNotFoundError).
 var CodeNotFound = mcp.CodeResourceNotFound
+
+// notFoundCode marks, in the tests' tables, an error that is not found.
+const notFoundCode = -1
+
+// errKind is notFoundCode for a not-found error, else err's code.
+func errKind(err error) int64 {
+	var e *jsonrpc.Error
+	if errors.As(err, &e) && e.Code == CodeNotFound && strings.Contains(string(e.Data), `"uri"`) {
+		return notFoundCode
+	}
+	return rpcCode(err)
+}
 
 func TestDirectoryRead(t *testing.T) {
 	ctx := context.Background()
@@ -214,9 +229,9 @@ func TestDirectoryRead(t *testing.T) {
 			assert.Equal(t, []kid{{"d.txt", "skill://edge/deep/a/b/c/d.txt", "text/plain"}}, kids(walk("skill://edge/deep/a/b/c")))
 
 			for uri, code := range map[string]int64{
-				"skill://edge/nope":                                 CodeNotFound,
-				"skill://edge/SKILL.md":                             CodeNotFound, // a file, not a folder
-				"skill://nope":                                      CodeNotFound,
+				"skill://edge/nope":                                 notFoundCode,
+				"skill://edge/SKILL.md":                             notFoundCode, // a file, not a folder
+				"skill://nope":                                      notFoundCode,
 				"skill://edge/deep/../..":                           jsonrpc.CodeInvalidParams,
 				"skill://edge/%2e%2e/other":                         jsonrpc.CodeInvalidParams,
 				"artifact:///x":                                     jsonrpc.CodeInvalidParams,
@@ -225,7 +240,7 @@ func TestDirectoryRead(t *testing.T) {
 				"skill://edge/" + strings.Repeat("a/", maxURIBytes): jsonrpc.CodeInvalidParams,
 			} {
 				_, err := readDir(ctx, cs, uri, "")
-				assert.Equal(t, code, rpcCode(err), "%s: %v", uri, err)
+				assert.Equal(t, code, errKind(err), "%s: %v", uri, err)
 			}
 			_, err := readDir(ctx, cs, "skill://edge", "bogus")
 			assert.Equal(t, int64(jsonrpc.CodeInvalidParams), rpcCode(err))

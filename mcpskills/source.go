@@ -251,7 +251,9 @@ func (s *Source) get(ctx context.Context, name string) (*Entry, error) {
 		return nil, fmt.Errorf("%w: %q", skill.ErrInvalidSkillName, name)
 	}
 	res, err := call[*GetParams, *GetResult](ctx, s, MethodGet, &GetParams{URI: s.entryURI(name)})
-	if rpcErr := (*jsonrpc.Error)(nil); errors.As(err, &rpcErr) && rpcErr.Code == mcp.CodeResourceNotFound {
+	// A resource that is not found is, by the SDK's convention
+	// (mcp.ResourceNotFoundError), an error whose data names its URI.
+	if rpcErr := (*jsonrpc.Error)(nil); errors.As(err, &rpcErr) && rpcErr.Code == mcp.CodeResourceNotFound && bytes.Contains(rpcErr.Data, []byte(`"uri"`)) {
 		return nil, fmt.Errorf("%w: %q: %v", skill.ErrSkillNotFound, name, err)
 	}
 	if err != nil {

@@ -327,7 +327,7 @@ func TestHTTPSessionsKeepTheirFiles(t *testing.T) {
 		}
 		// The versions other clients wrote beyond this one's do not exist here.
 		_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: ArtifactURI("out.txt", int64(i+2))})
-		assert.Equal(t, CodeNotFound, rpcCode(err), "client %d", i)
+		assert.Equal(t, int64(notFoundCode), errKind(err), "client %d", i)
 	}
 }
 
