@@ -80,8 +80,8 @@ type mcpSession struct {
 	misses *missCounter
 }
 
-func (s *mcpSession) Artifacts() agent.Artifacts { return s.arts }
-func (s *mcpSession) ScriptMissed() int          { return s.misses.add(s.key) }
+func (s *mcpSession) ArtifactStore() agent.Artifacts { return s.arts }
+func (s *mcpSession) ScriptMissed() int              { return s.misses.add(s.key) }
 
 // session returns the runscript.Session of a call of ss.
 func (s *Server) session(ss *mcp.ServerSession) (*mcpSession, error) {

@@ -29,7 +29,7 @@ func (r *runner) saveScriptOutputs(ctx context.Context, s Session, files []codee
 	if len(files) == 0 {
 		return manifest, nil
 	}
-	arts := s.Artifacts()
+	arts := s.ArtifactStore()
 	var failed []string
 	for _, f := range files {
 		entry := OutputFile{Name: DisplayPath(f.Path)}

@@ -78,5 +78,5 @@ func ExampleNewRunner() {
 // host is a Session without an artifact store, whose turns never end.
 type host struct{}
 
-func (host) Artifacts() agent.Artifacts { return nil }
-func (host) ScriptMissed() int          { return 1 }
+func (host) ArtifactStore() agent.Artifacts { return nil }
+func (host) ScriptMissed() int              { return 1 }

@@ -342,7 +342,7 @@ func (r *runner) resolveInputs(ctx context.Context, s Session, entries []string,
 	if len(entries) == 0 {
 		return nil, nil
 	}
-	arts := s.Artifacts()
+	arts := s.ArtifactStore()
 	if arts == nil {
 		return nil, errorResponse(CodeInvalidArguments, "input_files cannot be used: this agent has no artifact service, so the session has no files")
 	}
@@ -370,7 +370,7 @@ func (r *runner) loadInputs(ctx context.Context, s Session, ins []inputFile) ([]
 		return nil, nil
 	}
 	lim := r.inputLimits()
-	arts := s.Artifacts()
+	arts := s.ArtifactStore()
 	files := make([]codeexec.File, 0, len(ins))
 	var total int64
 	for _, in := range ins {

@@ -17,10 +17,10 @@ import (
 // ADK's tool context is one host (the tools New and NewInline return adapt
 // it); an MCP session is another (package mcpskills). A Runner takes it.
 type Session interface {
-	// Artifacts returns the session's files, or nil without an artifact
+	// ArtifactStore returns the session's files, or nil without an artifact
 	// store: output files are then listed, not saved, and input_files is
 	// refused. Output files are saved through it, and inputs loaded.
-	Artifacts() agent.Artifacts
+	ArtifactStore() agent.Artifacts
 	// ScriptMissed records one SCRIPT_NOT_FOUND answer and returns how many
 	// the current turn has had, this one included: from the second on, the
 	// answer is SCRIPT_NOT_FOUND_FATAL, which tells the model to stop
@@ -39,7 +39,7 @@ type toolSession struct {
 	mu *sync.Mutex // serializes the count's read and write across parallel calls
 }
 
-func (s toolSession) Artifacts() agent.Artifacts { return adkglue.Artifacts(s.tc) }
+func (s toolSession) ArtifactStore() agent.Artifacts { return adkglue.Artifacts(s.tc) }
 
 func (s toolSession) ScriptMissed() int {
 	s.mu.Lock()
