@@ -322,9 +322,10 @@ func invalidParams(format string, args ...any) error {
 }
 
 // notFound is the JSON-RPC error of a skill or file the server does not
-// have.
+// have: invalid params whose data names the URI, as mcp.ResourceNotFoundError
+// writes it (SEP-2164), with a message that says what is missing.
 func notFound(uri, what string) error {
-	return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: what,
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: what,
 		Data: []byte(fmt.Sprintf(`{"uri":%q}`, uri))}
 }
 

@@ -166,7 +166,7 @@ func TestSkillsGet(t *testing.T) {
 // CodeNotFound is the code of a skill or file the server does not have:
 // the code of invalid params since SEP-2164, told apart by its data, which
 // names the URI (mcp.ResourceNotFoundError).
-var CodeNotFound = mcp.CodeResourceNotFound
+var CodeNotFound int64 = jsonrpc.CodeInvalidParams
 
 // notFoundCode marks, in the tests' tables, an error that is not found.
 const notFoundCode = -1

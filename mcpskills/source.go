@@ -39,7 +39,7 @@ func NewClient(impl *mcp.Implementation, opts *mcp.ClientOptions) *mcp.Client {
 	if opts != nil {
 		o = *opts
 	}
-	caps := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
+	caps := &mcp.ClientCapabilities{}
 	if o.Capabilities != nil {
 		c := *o.Capabilities
 		caps = &c
@@ -253,7 +253,7 @@ func (s *Source) get(ctx context.Context, name string) (*Entry, error) {
 	res, err := call[*GetParams, *GetResult](ctx, s, MethodGet, &GetParams{URI: s.entryURI(name)})
 	// A resource that is not found is, by the SDK's convention
 	// (mcp.ResourceNotFoundError), an error whose data names its URI.
-	if rpcErr := (*jsonrpc.Error)(nil); errors.As(err, &rpcErr) && rpcErr.Code == mcp.CodeResourceNotFound && bytes.Contains(rpcErr.Data, []byte(`"uri"`)) {
+	if rpcErr := (*jsonrpc.Error)(nil); errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams && bytes.Contains(rpcErr.Data, []byte(`"uri"`)) {
 		return nil, fmt.Errorf("%w: %q: %v", skill.ErrSkillNotFound, name, err)
 	}
 	if err != nil {

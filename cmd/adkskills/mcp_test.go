@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -345,6 +346,6 @@ func TestMCPStdioProtocol(t *testing.T) {
 	inW.Close()
 	assert.Equal(t, exitOK, <-done, stderr.String())
 	require.Len(t, lines, 2)
-	assert.Contains(t, lines[1], fmt.Sprintf(`"code":%d`, mcp.CodeResourceNotFound))
+	assert.Contains(t, lines[1], fmt.Sprintf(`"code":%d`, jsonrpc.CodeInvalidParams))
 	assert.Contains(t, lines[1], `no skill \"nope\"`)
 }
