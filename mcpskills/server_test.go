@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/adk/tool/skilltoolset/skill"
 
+	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/skillfs"
 )
 
@@ -337,4 +340,39 @@ func TestNewValidatesOptions(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.HTTPHandler(&mcp.StreamableHTTPOptions{Stateless: true})
 	assert.Error(t, err, "a stateless handler would mix the clients' files")
+}
+
+// TestPlainSourceServed serves a plain skill.Source (ADK's own file system
+// source): its SKILL.md, which it does not serve as a file, is built from
+// the frontmatter and instructions, listed, and read back as its digest
+// says; the scripts it serves run.
+func TestPlainSourceServed(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"plain/SKILL.md":          "---\nname: plain\ndescription: A plain skill.\nlicense: MIT\n---\n# Plain\n",
+		"plain/scripts/hi.sh":     "#!/bin/bash\necho hi from plain\necho saved > out.txt\n",
+		"plain/references/doc.md": "# doc\n",
+		"plain/cards/x.txt":       "ADK's source serves scripts, references and assets only\n",
+	})
+	s, err := New(skill.NewFileSystemSource(os.DirFS(dir)), codeexec.NewLocal(), nil, WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	cs := connectStdio(t, s, nil)
+	res, err := get(context.Background(), cs, "skill://plain/SKILL.md")
+	require.NoError(t, err)
+	var uris []string
+	for _, r := range res.Skill.Resources {
+		uris = append(uris, r.URI)
+		data, _ := readBytes(t, cs, r.URI)
+		assert.Equal(t, r.Digest, digest(data), r.URI)
+	}
+	assert.Equal(t, []string{"skill://plain/SKILL.md", "skill://plain/references/doc.md", "skill://plain/scripts/hi.sh"}, uris)
+	md, _ := readBytes(t, cs, "skill://plain/SKILL.md")
+	fields, err := skillfs.Fields(md)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"name": "plain", "description": "A plain skill.", "license": "MIT"}, fields)
+	assert.Equal(t, fields, res.Skill.Frontmatter)
+	resp, links := callTool(t, cs, "run_skill_script", map[string]any{"skill_name": "plain", "script_path": "scripts/hi.sh"})
+	assert.Empty(t, links)
+	assert.Equal(t, "hi from plain\n", resp.Stdout)
+	assert.Contains(t, resp.Warning, "no artifact service", "without a store, files are listed, not saved")
 }

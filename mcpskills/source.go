@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -420,24 +418,15 @@ func (s *Source) manifest(name string, e *Entry) (map[string]*FileEntry, error) 
 	return out, nil
 }
 
-// relPath is the path of uri inside the skill root (a URI ending in "/"):
-// its segments unescaped, clean, inside.
+// relPath is the path of uri inside the skill root (a URI ending in "/").
 func relPath(root, uri string) (string, error) {
 	rest, ok := strings.CutPrefix(uri, root)
-	if !ok || rest == "" {
+	if !ok {
 		return "", fmt.Errorf("%q is not inside the skill's root %q", uri, root)
 	}
-	segs := strings.Split(rest, "/")
-	for i, seg := range segs {
-		u, err := url.PathUnescape(seg)
-		if err != nil || u == "" || u == "." || u == ".." || strings.ContainsAny(u, "/\\\x00") {
-			return "", fmt.Errorf("%q is not a file inside the skill's root %q", uri, root)
-		}
-		segs[i] = u
-	}
-	p := strings.Join(segs, "/")
-	if c, err := valid.Path(p); err != nil || c != p || path.IsAbs(p) {
-		return "", fmt.Errorf("%q is not a file inside the skill's root %q", uri, root)
+	p, err := unescapePath(rest)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a file inside the skill's root %q: %v", uri, root, err)
 	}
 	return p, nil
 }

@@ -57,8 +57,8 @@ func escapeSegments(p string) string {
 // parseSkillURI reads a skill:// URI: the skill's name and the clean path
 // inside it ("." for the root; dir reports a trailing slash or no path at
 // all, which only a folder has). Anything but the scheme, a name and a path
-// is refused: user info, a port, a query, a fragment; so is a path segment
-// that is empty, "." or "..", or that holds "/", "\" or NUL once unescaped.
+// is refused: user info, a port, a query, a fragment; so is a path that is
+// not clean or leaves the skill (unescapePath).
 func parseSkillURI(raw string) (name, p string, dir bool, err error) {
 	u, err := parseURI(raw, SkillScheme)
 	if err != nil {
@@ -76,19 +76,29 @@ func parseSkillURI(raw string) (name, p string, dir bool, err error) {
 	if dir = strings.HasSuffix(rest, "/"); dir {
 		rest = strings.TrimSuffix(rest, "/")
 	}
-	segs := strings.Split(rest, "/")
-	for i, s := range segs {
-		seg, err := url.PathUnescape(s)
-		if err != nil || seg == "" || seg == "." || seg == ".." || strings.ContainsAny(seg, "/\\\x00") {
-			return "", "", false, fmt.Errorf("%w: %q has a path segment that cannot name a file of a skill", ErrBadURI, raw)
-		}
-		segs[i] = seg
-	}
-	p = strings.Join(segs, "/")
-	if c, err := valid.Path(p); err != nil || c != p {
-		return "", "", false, fmt.Errorf("%w: %q leaves its skill folder", ErrBadURI, raw)
+	if p, err = unescapePath(rest); err != nil {
+		return "", "", false, fmt.Errorf("%w: %q: %v", ErrBadURI, raw, err)
 	}
 	return u.Host, p, dir, nil
+}
+
+// unescapePath reads the escaped path of a file inside a skill (segments
+// separated by "/", each percent-escaped): a clean relative path that stays
+// inside, whose segments held no "/", "\" or NUL once unescaped.
+func unescapePath(escaped string) (string, error) {
+	segs := strings.Split(escaped, "/")
+	for i, seg := range segs {
+		u, err := url.PathUnescape(seg)
+		if err != nil || strings.ContainsAny(u, "/\\\x00") {
+			return "", fmt.Errorf("the path segment %q cannot name a file", seg)
+		}
+		segs[i] = u
+	}
+	p := strings.Join(segs, "/")
+	if c, err := valid.Path(p); err != nil || c != p || c == "." {
+		return "", fmt.Errorf("the path %q is not a clean path inside the skill", p)
+	}
+	return p, nil
 }
 
 // parseURI parses raw and checks its scheme and that it has no user info,
