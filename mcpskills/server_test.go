@@ -376,3 +376,16 @@ func TestPlainSourceServed(t *testing.T) {
 	assert.Equal(t, "hi from plain\n", resp.Stdout)
 	assert.Contains(t, resp.Warning, "no artifact service", "without a store, files are listed, not saved")
 }
+
+func TestCacheable(t *testing.T) {
+	for meta, want := range map[string]string{"2026-07-28": "complete", "2027-01-01": "complete", "2025-11-25": "", "": ""} {
+		m := mcp.Meta{}
+		if meta != "" {
+			m[mcp.MetaKeyProtocolVersion] = meta
+		}
+		c := cacheable(m, "public")
+		assert.Equal(t, want, c.ResultType, "protocol %q", meta)
+		assert.Equal(t, "public", c.CacheScope)
+	}
+	assert.Empty(t, cacheable(nil, "private").ResultType)
+}

@@ -272,3 +272,34 @@ func TestNewClientKeepsOptions(t *testing.T) {
 	assert.Len(t, opts.Capabilities.Extensions, 1, "the caller's options are not changed")
 	assert.False(t, errors.Is(err, ErrNoExtension))
 }
+
+// TestSourceFollowsChanges changes a file of the remote skill between two
+// runs: the next check fetches it again, by its new digest, and keeps the
+// files that did not change.
+func TestSourceFollowsChanges(t *testing.T) {
+	ctx := context.Background()
+	dir := edgeSkills(t)
+	f := newFixture(t, dir)
+	var reads []string
+	f.s.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.ReadResourceParams); ok {
+				reads = append(reads, p.URI)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	src, err := NewSource(connectStdio(t, f.s, nil))
+	require.NoError(t, err)
+	_, err = src.ListResources(ctx, "other", "")
+	require.NoError(t, err)
+	assert.Equal(t, "# notes\n", string(readAll(t, src, "other", "references/notes.md")))
+	assert.Len(t, reads, 2, "every file once")
+
+	writeFiles(t, dir, map[string]string{"other/references/notes.md": "# notes, changed\n"})
+	reads = nil
+	_, err = src.ListResources(ctx, "other", "")
+	require.NoError(t, err)
+	assert.Equal(t, "# notes, changed\n", string(readAll(t, src, "other", "references/notes.md")))
+	assert.Equal(t, []string{"skill://other/references/notes.md"}, reads, "only the changed file again")
+}
