@@ -47,7 +47,7 @@ type fixture struct {
 	dir   string
 }
 
-func newFixture(t *testing.T, dir string, opts ...Option) *fixture {
+func newFixture(t testing.TB, dir string, opts ...Option) *fixture {
 	t.Helper()
 	root, err := os.OpenRoot(dir)
 	require.NoError(t, err)
@@ -75,7 +75,7 @@ func decline(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 // newline-delimited JSON of stdio (in memory), or over streamable HTTP.
 type transport struct {
 	name    string
-	connect func(t *testing.T, s *Server, opts *mcp.ClientOptions) *mcp.ClientSession
+	connect func(t testing.TB, s *Server, opts *mcp.ClientOptions) *mcp.ClientSession
 }
 
 var transports = []transport{
@@ -91,7 +91,7 @@ func clientOptions(e elicitor) *mcp.ClientOptions {
 	return o
 }
 
-func connectStdio(t *testing.T, s *Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+func connectStdio(t testing.TB, s *Server, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := s.MCP().Connect(context.Background(), st, nil)
@@ -104,7 +104,7 @@ func connectStdio(t *testing.T, s *Server, opts *mcp.ClientOptions) *mcp.ClientS
 }
 
 // httpServer serves s's HTTP handler on loopback until the test ends.
-func httpServer(t *testing.T, s *Server) string {
+func httpServer(t testing.TB, s *Server) string {
 	t.Helper()
 	h, err := s.HTTPHandler(nil)
 	require.NoError(t, err)
@@ -113,12 +113,12 @@ func httpServer(t *testing.T, s *Server) string {
 	return srv.URL
 }
 
-func connectHTTP(t *testing.T, s *Server, opts *mcp.ClientOptions) *mcp.ClientSession {
+func connectHTTP(t testing.TB, s *Server, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	return dialHTTP(t, httpServer(t, s), opts)
 }
 
-func dialHTTP(t *testing.T, url string, opts *mcp.ClientOptions) *mcp.ClientSession {
+func dialHTTP(t testing.TB, url string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	cs, err := NewClient(&mcp.Implementation{Name: "test"}, opts).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	require.NoError(t, err)
