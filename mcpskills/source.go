@@ -376,8 +376,36 @@ func (s *Source) check(ctx context.Context, name string) (*checked, error) {
 	}
 	s.mu.Lock()
 	s.checked[name] = c
+	s.evict(name)
 	s.mu.Unlock()
 	return c, nil
+}
+
+// evict forgets other skills' checked files while all of them together are
+// over MaxCatalogBytes: they are fetched again when next used. s.mu is held.
+func (s *Source) evict(keep string) {
+	var total int64
+	for _, c := range s.checked {
+		total += c.size()
+	}
+	for name, c := range s.checked {
+		if total <= MaxCatalogBytes {
+			return
+		}
+		if name != keep {
+			total -= c.size()
+			delete(s.checked, name)
+		}
+	}
+}
+
+// size is the bytes of a skill's checked files.
+func (c *checked) size() int64 {
+	var n int64
+	for _, f := range c.files {
+		n += int64(len(f))
+	}
+	return n
 }
 
 // manifest checks an entry's manifest before any file is fetched: digests

@@ -303,3 +303,14 @@ func TestSourceFollowsChanges(t *testing.T) {
 	assert.Equal(t, "# notes, changed\n", string(readAll(t, src, "other", "references/notes.md")))
 	assert.Equal(t, []string{"skill://other/references/notes.md"}, reads, "only the changed file again")
 }
+
+func TestSourceEvictsPastTheCatalogueBudget(t *testing.T) {
+	src := &Source{checked: map[string]*checked{}}
+	half := make([]byte, MaxCatalogBytes/2)
+	for _, name := range []string{"a", "b", "c"} {
+		src.checked[name] = &checked{files: map[string][]byte{"f": half}}
+		src.evict(name)
+		assert.Contains(t, src.checked, name, "the skill in use stays")
+	}
+	assert.Len(t, src.checked, 2, "at most the budget is held")
+}
