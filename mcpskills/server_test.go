@@ -20,11 +20,16 @@ import (
 	"github.com/adkskills/adkskills/internal/skillfs"
 )
 
+// TestExtensionDeclared checks the declaration in both protocol eras the
+// tests run: stdio negotiates 2026-07-28 (no initialize; elicitation rides
+// in results), the stateful HTTP handler the era before it.
 func TestExtensionDeclared(t *testing.T) {
 	f := newFixture(t, testSkills)
+	era := map[string]string{"stdio": "2026-07-28", "http": "2025-11-25"}
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			cs := tr.connect(t, f.s, nil)
+			assert.Equal(t, era[tr.name], cs.InitializeResult().ProtocolVersion)
 			caps := cs.InitializeResult().Capabilities
 			require.NotNil(t, caps)
 			b, err := json.Marshal(caps.Extensions[ExtensionKey])
