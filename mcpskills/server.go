@@ -9,7 +9,7 @@
 //
 //	s, err := mcpskills.New(skilltoolset.NewFSSource(os.DirFS("skills")), codeexec.NewSandbox(), store)
 //	...
-//	err = s.Run(ctx, &mcp.StdioTransport{})
+//	err = s.Run(ctx, &mcp.StdioTransport{MaxLineLength: mcpskills.MaxRequestBytes})
 //
 // The files a run saves land in the artifact store and come back in the
 // tool result as resource_link items (artifact:///NAME/VERSION) that

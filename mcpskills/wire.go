@@ -21,8 +21,10 @@ const (
 )
 
 // The interoperability limits of SEP-2640: what every host must accept. The
-// server serves skills beyond them whole and truthfully (a client may
-// refuse them); a Source refuses them unless raised (WithLimits).
+// server leaves a skill beyond them out of its catalogue (ErrOverLimits) and
+// serves a catalogue beyond them whole, page by page; a Source refuses such
+// a skill (unless raised with WithSkillLimits) and reads at most
+// MaxCatalogSkills skills, holding at most MaxCatalogBytes of their files.
 const (
 	MaxSkillFiles    = 512      // manifest entries of one skill
 	MaxSkillBytes    = 16 << 20 // bytes of one skill's files
