@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -393,4 +394,73 @@ func TestCacheable(t *testing.T) {
 		assert.Equal(t, "public", c.CacheScope)
 	}
 	assert.Empty(t, cacheable(nil, "private").ResultType)
+}
+
+// TestInteroperabilityLimits serves skills at the limits of SEP-2640 and
+// one file or one byte past them: those at the limits are listed whole;
+// those past them are left out of skills/list and refused by skills/get,
+// saying why, and a file past the size limit is not read.
+func TestInteroperabilityLimits(t *testing.T) {
+	dir := t.TempDir()
+	md := func(name string) string {
+		return "---\nname: " + name + "\ndescription: At the limits.\n---\n"
+	}
+	files := map[string]string{}
+	for _, name := range []string{"files-at", "files-over"} {
+		files[name+"/SKILL.md"] = md(name)
+		n := MaxSkillFiles - 1 // SKILL.md is one of them
+		if name == "files-over" {
+			n++
+		}
+		for i := range n {
+			files[fmt.Sprintf("%s/f/%04d.txt", name, i)] = "x"
+		}
+	}
+	for _, name := range []string{"bytes-at", "bytes-over"} {
+		files[name+"/SKILL.md"] = md(name)
+		n := MaxSkillBytes - len(md(name))
+		if name == "bytes-over" {
+			n++
+		}
+		files[name+"/assets/big.bin"] = strings.Repeat("b", n)
+	}
+	files["huge-file/SKILL.md"] = md("huge-file")
+	files["huge-file/assets/huge.bin"] = strings.Repeat("h", MaxSkillBytes+1)
+	writeFiles(t, dir, files)
+	f := newFixture(t, dir)
+	cs := connectStdio(t, f.s, nil)
+	ctx := context.Background()
+
+	var listed []string
+	total := map[string]int64{}
+	for cursor := ""; ; {
+		res, err := list(ctx, cs, cursor)
+		require.NoError(t, err)
+		for _, e := range res.Skills {
+			name, _ := entryName(e.URI)
+			listed = append(listed, name)
+			for _, r := range e.Resources {
+				total[name] += r.Size
+			}
+			if name == "files-at" {
+				assert.Len(t, e.Resources, MaxSkillFiles)
+			}
+		}
+		if cursor = res.NextCursor; cursor == "" {
+			break
+		}
+	}
+	assert.Equal(t, []string{"bytes-at", "files-at"}, listed)
+	assert.Equal(t, int64(MaxSkillBytes), total["bytes-at"])
+	for _, name := range []string{"files-over", "bytes-over", "huge-file"} {
+		_, err := get(ctx, cs, SkillURI(name))
+		assert.ErrorContains(t, err, "is not served", name)
+		assert.ErrorContains(t, err, "interoperability limits", name)
+	}
+	// Over stdio, the SDK's client refuses a line over 16 MiB, which such a
+	// file is once in JSON: read it over HTTP.
+	data, _ := readBytes(t, connectHTTP(t, f.s, nil), "skill://bytes-at/assets/big.bin")
+	assert.Len(t, data, MaxSkillBytes-len(md("bytes-at")), "a file at the limit reads whole")
+	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://huge-file/assets/huge.bin"})
+	assert.ErrorContains(t, err, "interoperability limits")
 }
