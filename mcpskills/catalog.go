@@ -169,8 +169,9 @@ func (c *catalog) entry(ctx context.Context, name string) (*Entry, error) {
 	return e, nil
 }
 
-// hash reads a file of a skill through SHA-256: its digest and size, or
-// ErrOverLimits past limit bytes.
+// hash reads a file of a skill through SHA-256: its digest and size,
+// reading at most limit+1 bytes (the caller tells a file over the limit by
+// its size).
 func (c *catalog) hash(ctx context.Context, name, p string, limit int64) (string, int64, error) {
 	rc, err := c.open(ctx, name, p)
 	if err != nil {
@@ -181,9 +182,6 @@ func (c *catalog) hash(ctx context.Context, name, p string, limit int64) (string
 	n, err := io.Copy(h, io.LimitReader(rc, limit+1))
 	if err != nil {
 		return "", 0, fmt.Errorf("%q: %w", p, err)
-	}
-	if n > limit {
-		return "", 0, fmt.Errorf("%w: over %d bytes", ErrOverLimits, MaxSkillBytes)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
 }
