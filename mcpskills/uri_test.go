@@ -159,3 +159,23 @@ func FuzzEntryJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestValidNameBounds(t *testing.T) {
+	for name, ok := range map[string]bool{
+		strings.Repeat("a", 64): true, strings.Repeat("a", 65): false,
+		"az09-z": true, "a": true, "9": true, "": false,
+		"a`": false, "a{": false, "a/": false, "a:": false, "aA": false, "a_b": false,
+		"-a": false, "a-": false, "a--b": false,
+	} {
+		assert.Equal(t, ok, validName(name), "%q", name)
+	}
+}
+
+func TestURILengthBound(t *testing.T) {
+	prefix := "skill://demo/"
+	at := prefix + strings.Repeat("a", maxURIBytes-len(prefix))
+	_, _, _, err := parseSkillURI(at)
+	assert.NoError(t, err, "a URI of exactly maxURIBytes")
+	_, _, _, err = parseSkillURI(at + "a")
+	assert.ErrorIs(t, err, ErrBadURI)
+}
