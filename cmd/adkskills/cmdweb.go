@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -218,13 +216,7 @@ func (webFixes) UserMessage(string, func(v ...any)) {}
 // SetupSubrouters implements weblauncher.Sublauncher.
 func (f webFixes) SetupSubrouters(router *mux.Router, _ *launcher.Config) error {
 	router.Use(func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !f.allowRemote {
-				if reason := notLocal(r); reason != "" {
-					http.Error(w, "adkskills web answers only this machine: "+reason+" (start it with --allow-remote to serve others)", http.StatusForbidden)
-					return
-				}
-			}
+		return localOnly("web", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPost && (strings.HasSuffix(r.URL.Path, "/run_sse") || strings.HasSuffix(r.URL.Path, "/run")) {
 				if err := dropField(r, "functionCallEventId"); err != nil {
 					http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
@@ -232,7 +224,7 @@ func (f webFixes) SetupSubrouters(router *mux.Router, _ *launcher.Config) error 
 				}
 			}
 			next.ServeHTTP(w, r)
-		})
+		}), f.allowRemote)
 	})
 	return nil
 }
@@ -257,39 +249,4 @@ func dropField(r *http.Request, name string) error {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	return nil
-}
-
-// notLocal says why r is not from this machine, or "" when it is.
-func notLocal(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err != nil || !loopbackHost(host, false) {
-		return "the request comes from " + r.RemoteAddr
-	}
-	if host := hostOnly(r.Host); !loopbackHost(host, true) {
-		return fmt.Sprintf("the request names the host %q", r.Host)
-	}
-	if origin := r.Header.Get("Origin"); origin != "" {
-		u, err := url.Parse(origin)
-		if err != nil || !loopbackHost(u.Hostname(), true) {
-			return fmt.Sprintf("the request comes from the page %q", origin)
-		}
-	}
-	return ""
-}
-
-// hostOnly drops the port of a Host header.
-func hostOnly(hostport string) string {
-	if host, _, err := net.SplitHostPort(hostport); err == nil {
-		return host
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
-}
-
-// loopbackHost reports a loopback IP address or, when names are allowed,
-// localhost.
-func loopbackHost(host string, names bool) bool {
-	if names && (host == "localhost" || host == "localhost.") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

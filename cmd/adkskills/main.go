@@ -9,6 +9,7 @@
 //	adkskills chat [--demo] [flags]                   talk to an agent that uses the skills
 //	adkskills artifacts [ls | cat NAME [--version N]] the files runs saved
 //	adkskills web [--demo] [flags]                    serve that agent in ADK's web UI
+//	adkskills mcp [flags]                             serve the skills and scripts to MCP clients
 //
 // run builds the same SkillToolset an agent gets (skilltoolset.New), an
 // llmagent driven by a scripted model that makes exactly one
@@ -44,6 +45,12 @@
 // OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set;
 // the tool calls' arguments and results read <elided> in them unless
 // --trace-content is given (docs/telemetry.md).
+//
+// mcp serves the skills over the Model Context Protocol to any MCP client:
+// the Skills extension (SEP-2640) and run_skill_script (--inline:
+// run_skill_inline_script, approved by the client's user), on stdio, or on
+// streamable HTTP with --http ADDR (guarded as web is). The files runs
+// write come back as resource links into the artifact store.
 //
 // A usage error prints its cause and one line pointing at the command's
 // --help, and exits 2. Every command takes --help; adkskills --version
@@ -114,6 +121,7 @@ var commands = []command{
 	{"chat", "talk to an agent that can use the skills in the terminal (--demo: no key needed)", chatCommand},
 	{"artifacts", "list the files runs saved (ls) or print one (cat NAME)", artifactsCommand},
 	{"web", "serve an agent that uses the skills in ADK's web UI (--demo: no key needed)", webCommand},
+	{"mcp", "serve the skills and their scripts to MCP clients (stdio, or HTTP)", mcpCommand},
 }
 
 // cli carries the streams and the environment of one invocation.

@@ -1,6 +1,9 @@
 package adkglue_test
 
 import (
+	"context"
+	"fmt"
+	"io/fs"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,3 +70,31 @@ type fixed struct {
 }
 
 func (f fixed) Artifacts() agent.Artifacts { return f.arts }
+
+// TestSessionArtifacts checks that the adapter keeps to its session: what
+// one session saves, another of the same store neither lists nor loads.
+func TestSessionArtifacts(t *testing.T) {
+	ctx := context.Background()
+	svc := artifact.InMemoryService()
+	a := adkglue.SessionArtifacts(svc, "app", "user", "a")
+	b := adkglue.SessionArtifacts(svc, "app", "user", "b")
+	for v := int64(1); v <= 2; v++ {
+		resp, err := a.Save(ctx, "f.txt", genai.NewPartFromText(fmt.Sprint("v", v)))
+		require.NoError(t, err)
+		assert.Equal(t, v, resp.Version)
+	}
+	list, err := a.List(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"f.txt"}, list.FileNames)
+	got, err := a.Load(ctx, "f.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "v2", got.Part.Text)
+	got, err = a.LoadVersion(ctx, "f.txt", 1)
+	require.NoError(t, err)
+	assert.Equal(t, "v1", got.Part.Text)
+	list, err = b.List(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, list.FileNames)
+	_, err = b.Load(ctx, "f.txt")
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+}

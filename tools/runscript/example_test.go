@@ -1,15 +1,18 @@
 package runscript_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"os"
 	"time"
 
+	"google.golang.org/adk/agent"
 	"google.golang.org/adk/agent/llmagent"
 	"google.golang.org/adk/tool"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/skilltoolset"
 	"github.com/adkskills/adkskills/tools/runscript"
@@ -58,3 +61,24 @@ func ExampleParseResponse() {
 	fmt.Println(res.Status, res.ExitCode, res.OutputFiles[0].Name, res.OutputFiles[0].Version)
 	// Output: error 3 dist/report.md 2
 }
+
+// A Runner runs the script tools' calls for a host of its own: here, one
+// session of an artifact store.
+func ExampleNewRunner() {
+	r, err := runscript.NewRunner(runscript.Config{
+		Source:   skilltoolset.NewFSSource(os.DirFS("../../testdata/skills")),
+		Executor: local.New(),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp := r.RunScript(context.Background(), host{}, map[string]any{"skill_name": "py-tools", "script_path": "scripts/upper.py", "stdin": "hi"})
+	fmt.Print(resp.Status, " ", resp.Stdout)
+	// Output: success HIargs:
+}
+
+// host is a Session without an artifact store, whose turns never end.
+type host struct{}
+
+func (host) ArtifactStore() agent.Artifacts { return nil }
+func (host) ScriptMissed() int              { return 1 }

@@ -1,6 +1,7 @@
 package runscript
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -71,21 +72,25 @@ func (c call) digest() string {
 
 func (t *runInline) Name() string { return InlineName }
 
-func (t *runInline) Description() string {
-	return "Runs a short script you write, after a human approves it. Use it only when no skill script does the job. " +
-		"Output files the script writes in its working directory come back as artifacts."
-}
+func (t *runInline) Description() string { return inlineDescription }
+
+// inlineDescription is run_skill_inline_script's description.
+const inlineDescription = "Runs a short script you write, after a human approves it. Use it only when no skill script does the job. " +
+	"Output files the script writes in its working directory come back as artifacts."
 
 func (t *runInline) IsLongRunning() bool { return false }
 
-func (t *runInline) Declaration() *genai.FunctionDeclaration {
+func (t *runInline) Declaration() *genai.FunctionDeclaration { return t.r.inlineDeclaration() }
+
+// inlineDeclaration declares run_skill_inline_script, whatever its host.
+func (r *runner) inlineDeclaration() *genai.FunctionDeclaration {
 	return &genai.FunctionDeclaration{
 		Name:        InlineName,
-		Description: t.Description(),
+		Description: inlineDescription,
 		Parameters: &genai.Schema{
 			Type: genai.TypeObject,
 			Properties: map[string]*genai.Schema{
-				"language":    {Type: genai.TypeString, Enum: t.r.table().Languages(), Description: "The script's language."},
+				"language":    {Type: genai.TypeString, Enum: r.table().Languages(), Description: "The script's language."},
 				"script":      {Type: genai.TypeString, Description: "The complete source code to run."},
 				"args":        {Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: "Command-line arguments (argv, no shell)."},
 				"stdin":       {Type: genai.TypeString, Description: "Optional text for standard input."},
@@ -101,7 +106,7 @@ func (t *runInline) ProcessRequest(_ adkglue.ToolContext, req *model.LLMRequest)
 	return adkglue.PackTool(req, t)
 }
 
-func (t *runInline) parse(args any) (call, *codeexec.Interpreter, error) {
+func (r *runner) parseInline(args any) (call, *codeexec.Interpreter, error) {
 	a, err := parseArgs(args, "language", "script", "args", "stdin", "skill_name", "input_files")
 	if err != nil {
 		return call{}, nil, err
@@ -122,12 +127,12 @@ func (t *runInline) parse(args any) (call, *codeexec.Interpreter, error) {
 	if c.SkillName, err = a.String("skill_name", false, 1024); err != nil {
 		return call{}, nil, err
 	}
-	if c.InputFiles, err = t.r.inputEntries(a); err != nil {
+	if c.InputFiles, err = r.inputEntries(a); err != nil {
 		return call{}, nil, err
 	}
-	in, err := t.r.table().ForLanguage(c.Language)
+	in, err := r.table().ForLanguage(c.Language)
 	if err != nil {
-		return call{}, nil, fmt.Errorf("argument %q must be one of %s, got %q", "language", strings.Join(t.r.table().Languages(), ", "), c.Language)
+		return call{}, nil, fmt.Errorf("argument %q must be one of %s, got %q", "language", strings.Join(r.table().Languages(), ", "), c.Language)
 	}
 	return c, &in, nil
 }
@@ -145,18 +150,11 @@ func (t *runInline) Run(tc adkglue.ToolContext, args any) (map[string]any, error
 // call is Run with the typed response; its error is ADK's confirmation
 // request.
 func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
-	c, in, err := t.parse(args)
-	if err != nil {
-		return errorResponse(CodeInvalidArguments, err.Error()), nil
+	s := t.r.session(tc)
+	ic, resp := t.r.prepareInline(args)
+	if resp != nil {
+		return resp, nil
 	}
-	if t.r.Executor == nil {
-		return noExecutor(), nil
-	}
-	if c.SkillName != "" && t.r.Source == nil {
-		return errorResponse(CodeSkillNotFound, "no skills are configured, so skill_name cannot be used"), nil
-	}
-	script := InlineDir + "/script" + firstExt(*in)
-	dg := c.digest() // of up to MaxScriptBytes and MaxStdinBytes: once
 	key := approvalKey + tc.FunctionCallID()
 	asked, err := tc.State().Get(key) // the digest; "" once answered
 	requested := err == nil && asked != ""
@@ -172,17 +170,18 @@ func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
 		conf = nil
 	}
 	if conf == nil {
-		if resp := t.precheck(tc, c, script); resp != nil {
+		if resp := t.r.checkInline(tc, s, ic); resp != nil {
 			return resp, nil
 		}
+		c := ic.c
 		payload := map[string]any{
 			"language": c.Language, "script": c.Script, "args": c.Args,
-			"stdin": c.Stdin, "skill_name": c.SkillName, "input_files": c.InputFiles, "sha256": dg,
+			"stdin": c.Stdin, "skill_name": c.SkillName, "input_files": c.InputFiles, "sha256": ic.digest,
 		}
-		if err := tc.RequestConfirmation(hint(c), payload); err != nil {
+		if err := tc.RequestConfirmation(ic.Prompt(), payload); err != nil {
 			return nil, err
 		}
-		if err := tc.State().Set(key, dg); err != nil {
+		if err := tc.State().Set(key, ic.digest); err != nil {
 			return nil, fmt.Errorf("tool %q: recording the confirmation request: %w", InlineName, err)
 		}
 		return nil, fmt.Errorf("tool %q %w", InlineName, tool.ErrConfirmationRequired)
@@ -191,42 +190,91 @@ func (t *runInline) call(tc adkglue.ToolContext, args any) (*Response, error) {
 		_ = tc.State().Set(key, "") // one request, one answer
 	}
 	if !conf.Confirmed {
-		return errorResponse(CodeConfirmationRejected, "the user rejected running this script; do not retry it unchanged"), nil
+		return rejected(), nil
 	}
-	if d, ok := payloadDigest(conf.Payload); requested && asked != dg || ok && d != dg {
+	if d, ok := payloadDigest(conf.Payload); requested && asked != ic.digest || ok && d != ic.digest {
 		return errorResponse(CodeConfirmationRejected, "the approved script differs from this call; nothing ran"), nil
 	}
-	req := &codeexec.Request{Script: script, Interpreter: in, Args: c.Args}
-	sk, resp := t.r.inlineInputs(tc, c, script, true)
-	if resp != nil {
-		return resp, nil
-	}
-	if sk.skill != nil {
-		req.Skill, req.SkillName = sk.skill.fsys, sk.skill.name
-	}
-	req.Files = append([]codeexec.File{{Path: script, Data: []byte(c.Script)}}, sk.inputs...)
-	if c.Stdin != "" {
-		req.Stdin = []byte(c.Stdin)
-	}
-	return t.r.run(tc, Call{Tool: InlineName, Skill: c.SkillName, Language: c.Language, Inputs: len(sk.inputs)}, req), nil
+	return t.r.runInline(tc, s, ic), nil
 }
 
-// precheck refuses, before a human is asked to approve, an unknown skill
+// rejected is the answer to a call whose script the human did not approve.
+func rejected() *Response {
+	return errorResponse(CodeConfirmationRejected, "the user rejected running this script; do not retry it unchanged")
+}
+
+// InlineCall is one validated call of run_skill_inline_script: what a human
+// approves and, once approved, what runs. Runner.PrepareInline makes it.
+type InlineCall struct {
+	c      call
+	in     *codeexec.Interpreter
+	script string // where the script is staged
+	digest string
+}
+
+// Prompt is what the human reads before approving: the language, where it
+// runs, the whole script, the arguments, stdin and the input files, with
+// characters that would not display as themselves escaped, so the text
+// approved is the text that runs.
+func (ic *InlineCall) Prompt() string { return hint(ic.c) }
+
+// Digest identifies the call's content (language, script, args, stdin,
+// skill, input files): an approval applies to the call of this digest only.
+func (ic *InlineCall) Digest() string { return ic.digest }
+
+// prepareInline validates a call's arguments; the response is the refusal,
+// when there is one.
+func (r *runner) prepareInline(args any) (*InlineCall, *Response) {
+	c, in, err := r.parseInline(args)
+	if err != nil {
+		return nil, errorResponse(CodeInvalidArguments, err.Error())
+	}
+	if r.Executor == nil {
+		return nil, noExecutor()
+	}
+	if c.SkillName != "" && r.Source == nil {
+		return nil, errorResponse(CodeSkillNotFound, "no skills are configured, so skill_name cannot be used")
+	}
+	// The digest covers up to MaxScriptBytes and MaxStdinBytes: once.
+	return &InlineCall{c: c, in: in, script: InlineDir + "/script" + firstExt(*in), digest: c.digest()}, nil
+}
+
+// checkInline refuses, before a human is asked to approve, an unknown skill
 // and input files that cannot be passed in. An approved call meets the same
-// checks when inlineInputs loads them.
-func (t *runInline) precheck(tc adkglue.ToolContext, c call, script string) *Response {
+// checks when runInline loads them.
+func (r *runner) checkInline(ctx context.Context, s Session, ic *InlineCall) *Response {
+	c := ic.c
 	if c.SkillName != "" {
-		if _, err := t.r.Source.LoadFrontmatter(tc, c.SkillName); err != nil {
-			_, resp := t.r.loadSkill(tc, c.SkillName)
+		if _, err := r.Source.LoadFrontmatter(ctx, c.SkillName); err != nil {
+			_, resp := r.loadSkill(ctx, c.SkillName)
 			return resp
 		}
 	}
 	if len(c.InputFiles) > 0 {
-		if _, resp := t.r.inlineInputs(tc, c, script, false); resp != nil {
+		if _, resp := r.inlineInputs(ctx, s, c, ic.script, false); resp != nil {
 			return resp
 		}
 	}
 	return nil
+}
+
+// runInline runs an approved call: its skill folder and input files are
+// loaded, and checked, now.
+func (r *runner) runInline(ctx context.Context, s Session, ic *InlineCall) *Response {
+	c := ic.c
+	req := &codeexec.Request{Script: ic.script, Interpreter: ic.in, Args: c.Args}
+	sk, resp := r.inlineInputs(ctx, s, c, ic.script, true)
+	if resp != nil {
+		return resp
+	}
+	if sk.skill != nil {
+		req.Skill, req.SkillName = sk.skill.fsys, sk.skill.name
+	}
+	req.Files = append([]codeexec.File{{Path: ic.script, Data: []byte(c.Script)}}, sk.inputs...)
+	if c.Stdin != "" {
+		req.Stdin = []byte(c.Stdin)
+	}
+	return r.run(ctx, s, Call{Tool: InlineName, Skill: c.SkillName, Language: c.Language, Inputs: len(sk.inputs)}, req)
 }
 
 // inlineRun is what an inline call runs in besides its script: the skill
@@ -239,22 +287,22 @@ type inlineRun struct {
 // inlineInputs loads the call's skill and checks its input files against
 // the session, the skill's files and the script; with load set (after
 // approval), it also loads them.
-func (r *runner) inlineInputs(tc adkglue.ToolContext, c call, script string, load bool) (inlineRun, *Response) {
+func (r *runner) inlineInputs(ctx context.Context, s Session, c call, script string, load bool) (inlineRun, *Response) {
 	var run inlineRun
 	have := []string{script}
 	if c.SkillName != "" {
-		sk, resp := r.loadSkill(tc, c.SkillName)
+		sk, resp := r.loadSkill(ctx, c.SkillName)
 		if resp != nil {
 			return run, resp
 		}
 		run.skill = sk
 		have = append(have, sk.paths...)
 	}
-	ins, resp := r.resolveInputs(tc, c.InputFiles, have)
+	ins, resp := r.resolveInputs(ctx, s, c.InputFiles, have)
 	if resp != nil || !load {
 		return run, resp
 	}
-	run.inputs, resp = r.loadInputs(tc, ins)
+	run.inputs, resp = r.loadInputs(ctx, s, ins)
 	return run, resp
 }
 

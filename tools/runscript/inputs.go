@@ -13,7 +13,6 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/valid"
 )
 
@@ -339,15 +338,15 @@ func (r *runner) inputLimits() codeexec.FileLimits {
 // resolveInputs checks input_files against the session and the files the
 // run already has (the skill's, the inline script), loading nothing. The
 // response is the refusal, when there is one.
-func (r *runner) resolveInputs(tc adkglue.ToolContext, entries []string, have []string) ([]inputFile, *Response) {
+func (r *runner) resolveInputs(ctx context.Context, s Session, entries []string, have []string) ([]inputFile, *Response) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
-	arts := adkglue.Artifacts(tc)
+	arts := s.ArtifactStore()
 	if arts == nil {
 		return nil, errorResponse(CodeInvalidArguments, "input_files cannot be used: this agent has no artifact service, so the session has no files")
 	}
-	list, err := arts.List(tc)
+	list, err := arts.List(ctx)
 	if err != nil {
 		r.logger().Error("adkskills: listing the session's artifacts for input_files", "error", err)
 		return nil, errorResponse(CodeExecutionError, "the session's files could not be listed (details in the agent's log)")
@@ -366,16 +365,16 @@ func (r *runner) resolveInputs(tc adkglue.ToolContext, entries []string, have []
 // the input limits: bytes as stored (InlineData's, or a Text part's text).
 // It stops at the first file over a limit, so at most one file beyond the
 // limits is ever held.
-func (r *runner) loadInputs(tc adkglue.ToolContext, ins []inputFile) ([]codeexec.File, *Response) {
+func (r *runner) loadInputs(ctx context.Context, s Session, ins []inputFile) ([]codeexec.File, *Response) {
 	if len(ins) == 0 {
 		return nil, nil
 	}
 	lim := r.inputLimits()
-	arts := adkglue.Artifacts(tc)
+	arts := s.ArtifactStore()
 	files := make([]codeexec.File, 0, len(ins))
 	var total int64
 	for _, in := range ins {
-		resp, err := arts.Load(tc, in.artifact)
+		resp, err := arts.Load(ctx, in.artifact)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, errorResponse(CodeInvalidArguments, entryError(in.index, in.entry, "artifact %q was removed before it could be loaded", in.artifact).Error())
 		}

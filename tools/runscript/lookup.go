@@ -10,7 +10,6 @@ import (
 	"google.golang.org/adk/tool/skilltoolset/skill"
 
 	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/skillfs"
 )
 
@@ -37,7 +36,7 @@ func interpreter(ctx context.Context, src skill.Source, table codeexec.Interpret
 // miss answers a script_path that names no file of the skill sk: a folder
 // says so, and the answer names the runnable files, entry points first
 // (skillfs.ListScripts).
-func (r *runner) miss(tc adkglue.ToolContext, sk *stagedSkill, script, raw string) *Response {
+func (r *runner) miss(ctx context.Context, s Session, sk *stagedSkill, script, raw string) *Response {
 	reason := fmt.Sprintf("script %q not found in skill %q", raw, sk.name)
 	for _, p := range sk.paths {
 		if strings.HasPrefix(p, script+"/") {
@@ -45,9 +44,9 @@ func (r *runner) miss(tc adkglue.ToolContext, sk *stagedSkill, script, raw strin
 			break
 		}
 	}
-	scripts, err := skillfs.Scripts(tc, r.Source, sk.name, r.table())
+	scripts, err := skillfs.Scripts(ctx, r.Source, sk.name, r.table())
 	if err != nil {
 		scripts = nil // the miss stands without the list
 	}
-	return r.scriptMiss(tc, sk.name, raw, reason, skillfs.ListScripts(scripts))
+	return r.scriptMiss(s, sk.name, raw, reason, skillfs.ListScripts(scripts))
 }

@@ -18,10 +18,6 @@ import (
 	"github.com/adkskills/adkskills/internal/truncate"
 )
 
-// scriptMissesKey counts SCRIPT_NOT_FOUND answers in invocation-scoped
-// state: ADK drops "temp:" keys when the invocation ends.
-const scriptMissesKey = "temp:adkskills:script_misses:"
-
 // runner is what both script tools share: the configuration and the state
 // that lives as long as the tool.
 type runner struct {
@@ -29,6 +25,11 @@ type runner struct {
 
 	missesMu   sync.Mutex
 	noArtifact sync.Once
+}
+
+// session is ADK's tool context as the Session of one call.
+func (r *runner) session(tc adkglue.ToolContext) Session {
+	return toolSession{tc: tc, mu: &r.missesMu}
 }
 
 // newRunner checks cfg and returns a runner over it.
@@ -51,27 +52,24 @@ func (r *runner) logger() *slog.Logger {
 	return r.Logger
 }
 
+// ErrIntegrity marks a skill whose files are not what its source vouched
+// for (a file that does not match the digest a remote server advertised, a
+// manifest without digests): a skill.Source returns it, wrapped, and the
+// tools answer EXECUTION_ERROR saying so, running nothing.
+var ErrIntegrity = errors.New("the skill failed its integrity check")
+
 // noExecutor is the answer of a script tool without a code executor.
 func noExecutor() *Response {
 	return errorResponse(CodeNoCodeExecutor, "no code executor is configured: scripts cannot run in this agent")
 }
 
-// scriptMiss records a SCRIPT_NOT_FOUND in this invocation and returns the
-// response: reason says what is wrong with the path ("script "x.py" not
+// scriptMiss records a SCRIPT_NOT_FOUND in the session's turn and returns
+// the response: reason says what is wrong with the path ("script "x.py" not
 // found in skill "s""), runnable (if any) names what can run instead. The
-// second miss in one invocation is SCRIPT_NOT_FOUND_FATAL, which tells the
-// model to stop retrying.
-func (r *runner) scriptMiss(tc adkglue.ToolContext, skillName, scriptPath, reason, runnable string) *Response {
-	r.missesMu.Lock()
-	key := scriptMissesKey + tc.InvocationID()
-	n := 0
-	if v, err := tc.State().Get(key); err == nil {
-		n, _ = v.(int)
-	}
-	n++
-	_ = tc.State().Set(key, n)
-	r.missesMu.Unlock()
-	if n > 1 {
+// second miss in one turn is SCRIPT_NOT_FOUND_FATAL, which tells the model
+// to stop retrying.
+func (r *runner) scriptMiss(s Session, skillName, scriptPath, reason, runnable string) *Response {
+	if s.ScriptMissed() > 1 {
 		return errorResponse(CodeScriptNotFoundFatal, fmt.Sprintf(
 			"script %q not found in skill %q, and a script was already not found in this turn: stop retrying and report the problem to the user", scriptPath, skillName))
 	}
@@ -99,6 +97,8 @@ func (s *stagedSkill) has(p string) bool { return slices.Contains(s.paths, p) }
 func (r *runner) loadSkill(ctx context.Context, name string) (*stagedSkill, *Response) {
 	if _, err := r.Source.LoadFrontmatter(ctx, name); err != nil {
 		switch {
+		case errors.Is(err, ErrIntegrity):
+			return nil, r.refused(name, err)
 		case errors.Is(err, skill.ErrSkillNotFound):
 			return nil, errorResponse(CodeSkillNotFound, fmt.Sprintf("skill %q not found%s", name, r.skillList(ctx)))
 		case errors.Is(err, skill.ErrInvalidSkillName), errors.Is(err, skill.ErrInvalidFrontmatter):
@@ -111,6 +111,9 @@ func (r *runner) loadSkill(ctx context.Context, name string) (*stagedSkill, *Res
 		}
 	}
 	paths, err := r.Source.ListResources(ctx, name, "")
+	if errors.Is(err, ErrIntegrity) {
+		return nil, r.refused(name, err)
+	}
 	if err != nil && !errors.Is(err, skill.ErrResourceNotFound) {
 		r.logger().Error("adkskills: listing skill files", "skill", name, "error", err)
 		return nil, errorResponse(CodeExecutionError, fmt.Sprintf("files of skill %q could not be listed", name))
@@ -130,6 +133,13 @@ func (r *runner) loadSkill(ctx context.Context, name string) (*stagedSkill, *Res
 // maxListedSkillsChars bounds the names SKILL_NOT_FOUND lists: a source
 // with thousands of skills names what fits and counts the rest.
 const maxListedSkillsChars = 2_000
+
+// refused is the answer for a skill that failed its integrity check. The
+// error says which file and which digests; it names no host path.
+func (r *runner) refused(name string, err error) *Response {
+	r.logger().Error("adkskills: a skill failed its integrity check", "skill", name, "error", err)
+	return errorResponse(CodeExecutionError, fmt.Sprintf("skill %q was refused, and nothing ran: %v", name, err))
+}
 
 // skillList names the available skills, for SKILL_NOT_FOUND, within
 // maxListedSkillsChars.
@@ -151,15 +161,15 @@ func (r *runner) skillList(ctx context.Context) string {
 }
 
 // run executes req and builds the model response, saving output files as
-// artifacts. req's limits are the configuration's. The run is an
-// OpenTelemetry span (see startSpan) described by call.
-func (r *runner) run(tc adkglue.ToolContext, call Call, req *codeexec.Request) *Response {
+// the session's artifacts. req's limits are the configuration's. The run is
+// an OpenTelemetry span (see startSpan) described by call.
+func (r *runner) run(ctx context.Context, s Session, call Call, req *codeexec.Request) *Response {
 	if r.Executor == nil {
 		return noExecutor()
 	}
 	req.Limits = r.Limits
-	ctx, span := startSpan(tc, call, r.Executor)
-	res, err := r.Executor.Execute(ctx, req)
+	runCtx, span := startSpan(ctx, call, r.Executor)
+	res, err := r.Executor.Execute(runCtx, req)
 	if err != nil {
 		endSpanError(span, err)
 		r.logger().Error("adkskills: script execution failed", "tool", call.Tool, "script", req.Script, "error", err)
@@ -171,7 +181,7 @@ func (r *runner) run(tc adkglue.ToolContext, call Call, req *codeexec.Request) *
 		}
 		return errorResponse(CodeExecutionError, executionMessage(err))
 	}
-	resp := r.respond(tc, res)
+	resp := r.respond(ctx, s, res)
 	endSpan(span, res, resp)
 	return resp
 }
@@ -216,8 +226,8 @@ func status(res *codeexec.Result) string {
 // however long their names: the manifest lists files until their entries
 // fill it (every file is saved all the same, and the warning says how many
 // are not listed), and the warning is cut at it, around truncate's marker.
-func (r *runner) respond(tc adkglue.ToolContext, res *codeexec.Result) *Response {
-	files, warnings := r.saveScriptOutputs(tc, res.Files)
+func (r *runner) respond(ctx context.Context, s Session, res *codeexec.Result) *Response {
+	files, warnings := r.saveScriptOutputs(ctx, s, res.Files)
 	budget := r.Limits.WithDefaults().MaxOutputChars
 	listed := listedWithin(files, budget)
 	if n := len(files) - len(listed); n > 0 {

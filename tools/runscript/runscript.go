@@ -11,6 +11,7 @@
 package runscript
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -92,24 +93,28 @@ type runScript struct {
 
 func (t *runScript) Name() string { return Name }
 
-func (t *runScript) Description() string {
-	return "Runs a script from a skill's folder and returns its exit code, stdout and stderr (each capped), " +
-		"and the files it wrote, saved as artifacts. The script runs with the skill's root folder as its working directory; " +
-		"input_files places files of this session (uploads, earlier outputs) there first."
-}
+func (t *runScript) Description() string { return scriptDescription }
+
+// scriptDescription is run_skill_script's description.
+const scriptDescription = "Runs a script from a skill's folder and returns its exit code, stdout and stderr (each capped), " +
+	"and the files it wrote, saved as artifacts. The script runs with the skill's root folder as its working directory; " +
+	"input_files places files of this session (uploads, earlier outputs) there first."
 
 func (t *runScript) IsLongRunning() bool { return false }
 
-func (t *runScript) Declaration() *genai.FunctionDeclaration {
+func (t *runScript) Declaration() *genai.FunctionDeclaration { return t.r.scriptDeclaration() }
+
+// scriptDeclaration declares run_skill_script, whatever its host.
+func (r *runner) scriptDeclaration() *genai.FunctionDeclaration {
 	return &genai.FunctionDeclaration{
 		Name:        Name,
-		Description: t.Description(),
+		Description: scriptDescription,
 		Parameters: &genai.Schema{
 			Type: genai.TypeObject,
 			Properties: map[string]*genai.Schema{
 				"skill_name": {Type: genai.TypeString, Description: "The name of the skill, as listed in <available_skills>."},
 				"script_path": {Type: genai.TypeString, Description: "The script's path relative to the skill's root folder, " +
-					"e.g. \"scripts/report.py\". " + capitalized(t.r.table().Supported()) + "."},
+					"e.g. \"scripts/report.py\". " + capitalized(r.table().Supported()) + "."},
 				"args":        {Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: "Command-line arguments, passed to the script as argv (no shell)."},
 				"stdin":       {Type: genai.TypeString, Description: "Optional text for the script's standard input."},
 				"input_files": inputFilesSchema(),
@@ -130,6 +135,13 @@ func (t *runScript) Run(tc adkglue.ToolContext, args any) (map[string]any, error
 
 // call is Run with the typed response.
 func (t *runScript) call(tc adkglue.ToolContext, args any) *Response {
+	return t.r.runScript(tc, t.r.session(tc), args)
+}
+
+// runScript is one call of run_skill_script, whatever its host: it validates
+// the arguments, finds the skill and the script, stages the inputs and runs
+// it.
+func (r *runner) runScript(ctx context.Context, s Session, args any) *Response {
 	a, err := parseArgs(args, "skill_name", "script_path", "args", "stdin", "input_files")
 	if err != nil {
 		return errorResponse(CodeInvalidArguments, err.Error())
@@ -154,29 +166,32 @@ func (t *runScript) call(tc adkglue.ToolContext, args any) *Response {
 	if err != nil {
 		return errorResponse(CodeInvalidArguments, err.Error())
 	}
-	inputs, err := t.r.inputEntries(a)
+	inputs, err := r.inputEntries(a)
 	if err != nil {
 		return errorResponse(CodeInvalidArguments, err.Error())
 	}
-	if t.r.Executor == nil {
+	if r.Executor == nil {
 		return noExecutor()
 	}
-	sk, resp := t.r.loadSkill(tc, name)
+	if r.Source == nil {
+		return errorResponse(CodeSkillNotFound, fmt.Sprintf("skill %q not found: no skills are configured", name))
+	}
+	sk, resp := r.loadSkill(ctx, name)
 	if resp != nil {
 		return resp
 	}
 	if !sk.has(script) {
-		return t.r.miss(tc, sk, script, raw)
+		return r.miss(ctx, s, sk, script, raw)
 	}
-	in, resp := interpreter(tc, t.r.Source, t.r.table(), name, script, raw)
+	in, resp := interpreter(ctx, r.Source, r.table(), name, script, raw)
 	if resp != nil {
 		return resp
 	}
-	ins, resp := t.r.resolveInputs(tc, inputs, sk.paths)
+	ins, resp := r.resolveInputs(ctx, s, inputs, sk.paths)
 	if resp != nil {
 		return resp
 	}
-	files, resp := t.r.loadInputs(tc, ins)
+	files, resp := r.loadInputs(ctx, s, ins)
 	if resp != nil {
 		return resp
 	}
@@ -184,7 +199,7 @@ func (t *runScript) call(tc adkglue.ToolContext, args any) *Response {
 	if stdin != "" {
 		req.Stdin = []byte(stdin)
 	}
-	return t.r.run(tc, Call{Tool: Name, Skill: name, Script: script, Inputs: len(files)}, req)
+	return r.run(ctx, s, Call{Tool: Name, Skill: name, Script: script, Inputs: len(files)}, req)
 }
 
 // capitalized is s with its first letter in upper case.

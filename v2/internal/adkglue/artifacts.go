@@ -3,9 +3,12 @@
 package adkglue
 
 import (
+	"context"
 	"reflect"
 
 	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/artifact"
+	"google.golang.org/genai"
 )
 
 // Artifacts returns the session's artifacts as the tool sees them (saves
@@ -37,4 +40,37 @@ func wrapsNothing(a agent.Artifacts) bool {
 		return false
 	}
 	return v.Elem().FieldByIndex(f.Index).IsNil()
+}
+
+// SessionArtifacts adapts svc to the files of one session, as ADK's runner
+// does for the tools of its invocations: every request carries app, user
+// and sessionID. Saves through it are not tracked in any artifact delta.
+func SessionArtifacts(svc artifact.Service, app, user, sessionID string) agent.Artifacts {
+	return &sessionArtifacts{svc: svc, app: app, user: user, sessionID: sessionID}
+}
+
+// sessionArtifacts is one session of an artifact.Service.
+type sessionArtifacts struct {
+	svc                  artifact.Service
+	app, user, sessionID string
+}
+
+// Save implements agent.Artifacts.
+func (a *sessionArtifacts) Save(ctx context.Context, name string, part *genai.Part) (*artifact.SaveResponse, error) {
+	return a.svc.Save(ctx, &artifact.SaveRequest{AppName: a.app, UserID: a.user, SessionID: a.sessionID, FileName: name, Part: part})
+}
+
+// List implements agent.Artifacts.
+func (a *sessionArtifacts) List(ctx context.Context) (*artifact.ListResponse, error) {
+	return a.svc.List(ctx, &artifact.ListRequest{AppName: a.app, UserID: a.user, SessionID: a.sessionID})
+}
+
+// Load implements agent.Artifacts.
+func (a *sessionArtifacts) Load(ctx context.Context, name string) (*artifact.LoadResponse, error) {
+	return a.svc.Load(ctx, &artifact.LoadRequest{AppName: a.app, UserID: a.user, SessionID: a.sessionID, FileName: name})
+}
+
+// LoadVersion implements agent.Artifacts.
+func (a *sessionArtifacts) LoadVersion(ctx context.Context, name string, version int) (*artifact.LoadResponse, error) {
+	return a.svc.Load(ctx, &artifact.LoadRequest{AppName: a.app, UserID: a.user, SessionID: a.sessionID, FileName: name, Version: int64(version)})
 }

@@ -53,33 +53,6 @@ func (c *invocation) WithContext(ctx context.Context) agent.InvocationContext {
 	return &cp
 }
 
-// sessionArtifacts adapts an artifact.Service to one session, as ADK's
-// runner does.
-type sessionArtifacts struct {
-	svc                  artifact.Service
-	app, user, sessionID string
-}
-
-// Save implements agent.Artifacts.
-func (a *sessionArtifacts) Save(ctx context.Context, name string, part *genai.Part) (*artifact.SaveResponse, error) {
-	return a.svc.Save(ctx, &artifact.SaveRequest{AppName: a.app, UserID: a.user, SessionID: a.sessionID, FileName: name, Part: part})
-}
-
-// List implements agent.Artifacts.
-func (a *sessionArtifacts) List(ctx context.Context) (*artifact.ListResponse, error) {
-	return a.svc.List(ctx, &artifact.ListRequest{AppName: a.app, UserID: a.user, SessionID: a.sessionID})
-}
-
-// Load implements agent.Artifacts.
-func (a *sessionArtifacts) Load(ctx context.Context, name string) (*artifact.LoadResponse, error) {
-	return a.svc.Load(ctx, &artifact.LoadRequest{AppName: a.app, UserID: a.user, SessionID: a.sessionID, FileName: name})
-}
-
-// LoadVersion implements agent.Artifacts.
-func (a *sessionArtifacts) LoadVersion(ctx context.Context, name string, version int) (*artifact.LoadResponse, error) {
-	return a.svc.Load(ctx, &artifact.LoadRequest{AppName: a.app, UserID: a.user, SessionID: a.sessionID, FileName: name, Version: int64(version)})
-}
-
 // Session is one real in-memory session, with its artifacts, whose tool
 // contexts share its state: a tool call that asks for confirmation and the
 // call that resumes it after the human's answer, in a later invocation.
@@ -95,7 +68,7 @@ func NewSession(t testing.TB, svc artifact.Service) *Session {
 	require.NoError(t, err)
 	s := &Session{sess: created.Session}
 	if svc != nil {
-		s.arts = &sessionArtifacts{svc: svc, app: App, user: User, sessionID: created.Session.ID()}
+		s.arts = adkglue.SessionArtifacts(svc, App, User, created.Session.ID())
 	}
 	return s
 }

@@ -182,16 +182,16 @@ func TestLoadSkillFromAnySource(t *testing.T) {
 func TestScriptMissBecomesFatal(t *testing.T) {
 	r := &runner{}
 	tc, _ := adktest.ToolContext(t, nil, "inv-a")
-	first := r.scriptMiss(tc, "demo", "scripts/x.py", `script "scripts/x.py" not found in skill "demo"`, "scripts/run.py")
+	first := r.scriptMiss(r.session(tc), "demo", "scripts/x.py", `script "scripts/x.py" not found in skill "demo"`, "scripts/run.py")
 	assert.Equal(t, CodeScriptNotFound, first.ErrorCode)
 	assert.Equal(t, `script "scripts/x.py" not found in skill "demo"; runnable files: scripts/run.py`, first.Error)
 	other0, _ := adktest.ToolContext(t, nil, "inv-0")
-	assert.NotContains(t, r.scriptMiss(other0, "demo", "scripts/x.py", "not found", "").Error, "runnable files", "no empty list is offered")
-	second := r.scriptMiss(tc, "demo", "scripts/x.py", "not found", "")
+	assert.NotContains(t, r.scriptMiss(r.session(other0), "demo", "scripts/x.py", "not found", "").Error, "runnable files", "no empty list is offered")
+	second := r.scriptMiss(r.session(tc), "demo", "scripts/x.py", "not found", "")
 	assert.Equal(t, CodeScriptNotFoundFatal, second.ErrorCode)
 	assert.Contains(t, second.Error, "stop retrying")
 	other, _ := adktest.ToolContext(t, nil, "inv-b")
-	assert.Equal(t, CodeScriptNotFound, r.scriptMiss(other, "demo", "scripts/x.py", "not found", "").ErrorCode, "counts are per invocation")
+	assert.Equal(t, CodeScriptNotFound, r.scriptMiss(r.session(other), "demo", "scripts/x.py", "not found", "").ErrorCode, "counts are per invocation")
 }
 
 // errExecutor fails every run with err.
@@ -219,13 +219,13 @@ func TestRunMapsExecutorErrors(t *testing.T) {
 		var logs strings.Builder
 		r := &runner{Config: Config{Executor: errExecutor{c.err}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
 		tc, _ := adktest.ToolContext(t, nil, "inv")
-		resp := r.run(tc, Call{Tool: "run_skill_script"}, &codeexec.Request{Script: "s.py"})
+		resp := r.run(tc, r.session(tc), Call{Tool: "run_skill_script"}, &codeexec.Request{Script: "s.py"})
 		assert.Equal(t, c.code, resp.ErrorCode, c.err)
 		assert.Contains(t, resp.Error, c.contains)
 		assert.NotContains(t, resp.Error, "/", "no host detail reaches the model: %v", resp.Error)
 		assert.Contains(t, logs.String(), c.err.Error(), "the detail is logged")
 	}
-	resp := (&runner{}).run(nil, Call{Tool: "run_skill_script"}, &codeexec.Request{})
+	resp := (&runner{}).run(context.Background(), nil, Call{Tool: "run_skill_script"}, &codeexec.Request{})
 	assert.Equal(t, CodeNoCodeExecutor, resp.ErrorCode)
 }
 
@@ -242,7 +242,7 @@ func TestRunFillsLimits(t *testing.T) {
 	lim := codeexec.Limits{MaxOutputChars: 7, Timeout: 3, Output: codeexec.FileLimits{MaxFiles: 2}, MaxSkillBytes: 9}
 	r := &runner{Config: Config{Executor: c, Limits: lim}}
 	tc, _ := adktest.ToolContext(t, nil, "inv")
-	r.run(tc, Call{Tool: "t"}, &codeexec.Request{Env: map[string]string{"B": "request"}, Limits: codeexec.Limits{Timeout: 99}})
+	r.run(tc, r.session(tc), Call{Tool: "t"}, &codeexec.Request{Env: map[string]string{"B": "request"}, Limits: codeexec.Limits{Timeout: 99}})
 	assert.Equal(t, lim, c.req.Limits, "the operator's limits, whatever the request said")
 	assert.Equal(t, map[string]string{"B": "request"}, c.req.Env, "the request's variables pass through")
 }
@@ -299,4 +299,51 @@ func TestSkillListIsBounded(t *testing.T) {
 	listed := strings.Count(resp.Error, name[:len(name)-4])
 	assert.Greater(t, listed, 0)
 	assert.True(t, strings.HasSuffix(resp.Error, fmt.Sprintf("] and %d more (list_skills lists them)", n-listed)), resp.Error)
+}
+
+// integritySource fails its integrity check where told.
+type integritySource struct {
+	skill.Source
+	onList, onFrontmatter bool
+}
+
+func (s integritySource) ListResources(ctx context.Context, name, sub string) ([]string, error) {
+	if s.onList {
+		return nil, fmt.Errorf("file scripts/run.py: %w: sha256:aa advertised, sha256:bb served", ErrIntegrity)
+	}
+	return s.Source.ListResources(ctx, name, sub)
+}
+
+func (s integritySource) LoadFrontmatter(ctx context.Context, name string) (*skill.Frontmatter, error) {
+	if s.onFrontmatter {
+		return nil, fmt.Errorf("%w: no digests", ErrIntegrity)
+	}
+	return s.Source.LoadFrontmatter(ctx, name)
+}
+
+func TestLoadSkillRefusesWhatFailsItsIntegrityCheck(t *testing.T) {
+	for _, src := range []integritySource{{Source: testSource(), onList: true}, {Source: testSource(), onFrontmatter: true}} {
+		var logs strings.Builder
+		r := &runner{Config: Config{Source: src, Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
+		_, resp := r.loadSkill(context.Background(), "demo")
+		require.NotNil(t, resp)
+		assert.Equal(t, CodeExecutionError, resp.ErrorCode)
+		assert.Contains(t, resp.Error, `skill "demo" was refused, and nothing ran`)
+		assert.Contains(t, logs.String(), "integrity")
+	}
+}
+
+func TestRunnerWithoutSkills(t *testing.T) {
+	r, err := NewRunner(Config{Executor: local.New()})
+	require.NoError(t, err)
+	resp := r.RunScript(context.Background(), nil, map[string]any{"skill_name": "x", "script_path": "a.py"})
+	assert.Equal(t, CodeSkillNotFound, resp.ErrorCode)
+	_, resp = r.PrepareInline(map[string]any{"language": "bash", "script": "true", "skill_name": "x"})
+	assert.Equal(t, CodeSkillNotFound, resp.ErrorCode)
+	_, err = NewRunner(Config{Limits: codeexec.Limits{Timeout: -1}})
+	assert.Error(t, err)
+	assert.Equal(t, CodeConfirmationRejected, Rejected().ErrorCode)
+	assert.Equal(t, InlineName, r.InlineDeclaration().Name)
+	assert.Equal(t, Name, r.ScriptDeclaration().Name)
+	assert.Equal(t, codeexec.DefaultInterpreters(), r.Interpreters())
 }

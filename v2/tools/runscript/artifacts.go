@@ -3,6 +3,7 @@
 package runscript
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -10,14 +11,13 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/encoding"
-	"github.com/adkskills/adkskills/v2/internal/adkglue"
 )
 
 // maxWarnings bounds how many problems one warning names; the rest are
 // counted.
 const maxWarnings = 10
 
-// saveScriptOutputs saves each output file as a session artifact (raw bytes
+// saveScriptOutputs saves each output file as an artifact of s (raw bytes
 // with a MIME type, never entering the response) and returns the manifest
 // and the warnings. Without an artifact service nothing is saved: the files
 // are listed and a warning says so. A failed save does not stop the others;
@@ -26,12 +26,12 @@ const maxWarnings = 10
 // Saves are issued one at a time: ADK v1.7.0 records each save in the tool's
 // EventActions.ArtifactDelta map without a lock (agent/callback_context.go,
 // trackedArtifacts.Save), so concurrent saves through one ToolContext race.
-func (r *runner) saveScriptOutputs(tc adkglue.ToolContext, files []codeexec.File) ([]OutputFile, []string) {
+func (r *runner) saveScriptOutputs(ctx context.Context, s Session, files []codeexec.File) ([]OutputFile, []string) {
 	manifest := make([]OutputFile, 0, len(files))
 	if len(files) == 0 {
 		return manifest, nil
 	}
-	arts := adkglue.Artifacts(tc)
+	arts := s.ArtifactStore()
 	var failed []string
 	for _, f := range files {
 		entry := OutputFile{Name: DisplayPath(f.Path)}
@@ -49,7 +49,7 @@ func (r *runner) saveScriptOutputs(tc adkglue.ToolContext, files []codeexec.File
 			continue
 		}
 		name := ArtifactName(f.Path)
-		resp, err := arts.Save(tc, name, &genai.Part{InlineData: &genai.Blob{Data: data, MIMEType: mimeType}})
+		resp, err := arts.Save(ctx, name, &genai.Part{InlineData: &genai.Blob{Data: data, MIMEType: mimeType}})
 		if err != nil {
 			r.logger().Error("adkskills: saving output file as artifact", "path", f.Path, "artifact", name, "error", err)
 			failed = append(failed, DisplayPath(f.Path))
