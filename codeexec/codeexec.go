@@ -81,6 +81,11 @@ var (
 	// staging limit (Limits.MaxSkillBytes). It comes wrapped with
 	// ErrInvalidRequest, and the script does not run.
 	ErrTooLarge = errors.New("codeexec: over the staging limit")
+	// ErrDependencies: the script's declared dependencies (a PEP 723
+	// block, a requirements.txt, a package.json) are malformed, refused or
+	// cannot be installed; the error names the packages and why, and the
+	// script does not run.
+	ErrDependencies = errors.New("codeexec: dependencies unavailable")
 	// ErrInvalidConfig: the executor was built with an invalid option value.
 	// Its Err method and every Execute report it.
 	ErrInvalidConfig = errors.New("codeexec: invalid configuration")
@@ -163,9 +168,10 @@ type Result struct {
 	// OutOfMemory reports that the run reached its memory bound and the
 	// kernel killed a process of it.
 	OutOfMemory bool
-	// Note says, in a sentence for the model, how the executor ended the
-	// run when it was not the script's own doing beyond TimedOut ("out of
-	// memory: the run used its 512 MiB"); empty otherwise.
+	// Note says, in a sentence for the model, what the executor knows of
+	// how the run ended that its streams do not say: that it ended the run
+	// ("out of memory: the run used its 512 MiB"), or that the script
+	// failed on a module nothing installed; empty otherwise.
 	Note string
 	// Duration is the wall-clock time of the run.
 	Duration time.Duration

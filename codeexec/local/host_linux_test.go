@@ -52,5 +52,11 @@ func newLocal(o hostsuite.Options) codeexec.Executor {
 	if o.MemoryLimit != 0 {
 		opts = append(opts, WithMemoryLimit(o.MemoryLimit))
 	}
+	if o.DependencyStore != "" {
+		opts = append(opts, WithDependencyStore(o.DependencyStore, 0))
+	}
+	if o.NoInstall {
+		opts = append(opts, WithDependencies(false))
+	}
 	return New(opts...)
 }

@@ -81,6 +81,31 @@ func WithWaitDelay(d time.Duration) Option {
 	return func(l *Executor) { l.cfg.SetWaitDelay(d) }
 }
 
+// WithDependencies sets whether the dependencies a script declares (a PEP
+// 723 block, a requirements.txt, a package.json with its lock) are
+// installed when missing (default true); off, a missing one is an error
+// naming it (codeexec.ErrDependencies) and the script does not run.
+// Installing runs pip or npm as the agent, with its own configuration
+// (PIP_*, pip.conf, .npmrc), outside any sandbox. docs/dependencies.md.
+func WithDependencies(install bool) Option {
+	return func(l *Executor) { l.cfg.SetDependencies(install) }
+}
+
+// WithDependencyStore sets the absolute directory dependency environments
+// are kept in (default ~/.cache/adkskills/deps) and the bytes kept there
+// (default 4 GiB; the least recently used go first); "" and zero keep the
+// defaults.
+func WithDependencyStore(dir string, maxBytes int64) Option {
+	return func(l *Executor) { l.cfg.SetDependencyStore(dir, maxBytes) }
+}
+
+// WithSourceBuilds lets pip build a declared package from source when no
+// wheel fits, running that package's build code on the host (default
+// false: wheels only).
+func WithSourceBuilds(allow bool) Option {
+	return func(l *Executor) { l.cfg.SetSourceBuilds(allow) }
+}
+
 // WithSnapshotCache bounds the cache of prepared skill folders in bytes
 // (default 1 GiB); negative turns it off.
 func WithSnapshotCache(bytes int64) Option {

@@ -496,6 +496,13 @@ func (s *Executor) view(ctx context.Context, h *sandboxHost, p *host.Plan) (*run
 			dsts = append(dsts, real)
 		}
 	}
+	// The run's own read-only folders (its dependency environment).
+	for _, d := range p.Binds {
+		if err := g.shared(d); err != nil {
+			return nil, fmt.Errorf("%w: sandbox: %s, which the run needs, %v", codeexec.ErrStart, d, err)
+		}
+		dsts = append(dsts, d)
+	}
 	for _, b := range s.readOnly {
 		if err := g.shared(b.src); err != nil {
 			return nil, fmt.Errorf("%w: WithReadOnlyPaths(%q) resolves to %s, which %v", codeexec.ErrInvalidConfig, b.dst, b.src, err)

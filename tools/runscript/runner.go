@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -175,6 +176,15 @@ func (r *runner) run(ctx context.Context, s Session, call Call, req *codeexec.Re
 		r.logger().Error("adkskills: script execution failed", "tool", call.Tool, "script", req.Script, "error", err)
 		if errors.Is(err, codeexec.ErrUnsupportedScript) {
 			return errorResponse(CodeUnsupportedScriptType, fmt.Sprintf("no interpreter is configured for %q", req.Script))
+		}
+		if errors.Is(err, codeexec.ErrDependencies) {
+			// The executor's first line names the packages and why, for
+			// the model; anything after it is for the log.
+			msg, _, _ := strings.Cut(err.Error(), "\n")
+			if _, after, ok := strings.Cut(msg, codeexec.ErrDependencies.Error()+": "); ok {
+				msg = after
+			}
+			return errorResponse(CodeExecutionError, "the script's declared dependencies are not available, so it did not run: "+msg)
 		}
 		if errors.Is(err, codeexec.ErrTooLarge) {
 			return errorResponse(CodeExecutionError, fmt.Sprintf("the skill and its input files are over the %d-byte staging limit, so the script did not run", req.Limits.WithDefaults().MaxSkillBytes))

@@ -231,6 +231,7 @@ func TestRunEndsTheExecutorImposed(t *testing.T) {
 		"demo/SKILL.md":       "---\nname: demo\ndescription: Demo.\n---\n",
 		"demo/scripts/hog.py": "import os\nfd = os.memfd_create('hog')\nfor _ in range(512):\n    os.write(fd, b'x' * (1 << 20))\n",
 		"demo/data/big.bin":   strings.Repeat("x", 4<<10),
+		"demo/scripts/dep.py": "# /// script\n# dependencies = [\"nosuchdep>=2\"]\n# ///\nprint('ran')\n",
 	} {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644))
@@ -249,6 +250,18 @@ func TestRunEndsTheExecutorImposed(t *testing.T) {
 		assert.Equal(t, runscript.StatusOutOfMemory, resp["status"], resp)
 		assert.Equal(t, 137, resp["exit_code"])
 		assert.Equal(t, "out of memory: the run used its 64 MiB", resp["message"])
+	})
+	t.Run("DependenciesUnavailable", func(t *testing.T) {
+		exe := local.New(local.WithDependencies(false), local.WithDependencyStore(t.TempDir(), 0))
+		tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(dir)), Executor: exe})
+		require.NoError(t, err)
+		tc, _ := adktest.ToolContext(t, nil, "inv-dep")
+		resp, err := tl.(runner).Run(tc, map[string]any{"skill_name": "demo", "script_path": "scripts/dep.py"})
+		require.NoError(t, err)
+		assert.Equal(t, runscript.CodeExecutionError, resp["error_code"])
+		assert.Contains(t, resp["error"], "the script's declared dependencies are not available, so it did not run: ")
+		assert.Contains(t, resp["error"], "nosuchdep")
+		assert.NotContains(t, resp["error"], "codeexec:")
 	})
 	t.Run("OverTheStagingLimit", func(t *testing.T) {
 		const limit = 1 << 10

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/adkskills/adkskills/codeexec/internal/deps/depstest"
 )
 
 // BenchmarkResolve measures a script's first resolution (a new store:
@@ -22,7 +24,7 @@ func BenchmarkResolve(b *testing.B) {
 	if err := os.MkdirAll(wheelhouse, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	writeWheel(b, wheelhouse, pkgWheel("tinydep", "1.0"))
+	depstest.WriteWheel(b, wheelhouse, depstest.PackageWheel("tinydep", "1.0"))
 	writeTree(b, skill, map[string]string{"scripts/run.py": pep723(`"tinydep>=1"`, "import tinydep\n")})
 	env := offlineEnv(b, wheelhouse)
 	in := Interpreter{Language: Python, Path: py}

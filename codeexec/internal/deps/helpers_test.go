@@ -4,17 +4,13 @@ package deps
 
 import (
 	"archive/tar"
-	"archive/zip"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,70 +19,6 @@ import (
 // Test fixtures: wheels and source distributions made here (a wheel is a
 // zip with its .dist-info; no build backend, no network), a wheelhouse,
 // skills on disk, and the environment an offline operator gives pip.
-
-// wheel describes one wheel to build.
-type wheel struct {
-	name, version string
-	requires      []string // Requires-Dist
-	files         map[string]string
-}
-
-// writeWheel writes w into dir as a pure-Python wheel with a correct
-// RECORD, and returns its path.
-func writeWheel(t testing.TB, dir string, w wheel) string {
-	t.Helper()
-	dist := fmt.Sprintf("%s-%s.dist-info", strings.ReplaceAll(w.name, "-", "_"), w.version)
-	files := map[string]string{}
-	for p, c := range w.files {
-		files[p] = c
-	}
-	var meta strings.Builder
-	fmt.Fprintf(&meta, "Metadata-Version: 2.1\nName: %s\nVersion: %s\n", w.name, w.version)
-	for _, r := range w.requires {
-		fmt.Fprintf(&meta, "Requires-Dist: %s\n", r)
-	}
-	files[dist+"/METADATA"] = meta.String()
-	files[dist+"/WHEEL"] = "Wheel-Version: 1.0\nGenerator: deps-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-	var names []string
-	for p := range files {
-		names = append(names, p)
-	}
-	slices.Sort(names)
-	var record strings.Builder
-	for _, p := range names {
-		sum := sha256.Sum256([]byte(files[p]))
-		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", p, base64.RawURLEncoding.EncodeToString(sum[:]), len(files[p]))
-	}
-	fmt.Fprintf(&record, "%s/RECORD,,\n", dist)
-	files[dist+"/RECORD"] = record.String()
-	names = append(names, dist+"/RECORD")
-	path := filepath.Join(dir, fmt.Sprintf("%s-%s-py3-none-any.whl", strings.ReplaceAll(w.name, "-", "_"), w.version))
-	var buf bytes.Buffer
-	z := zip.NewWriter(&buf)
-	for _, p := range names {
-		f, err := z.Create(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.Write([]byte(files[p])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := z.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// pkgWheel is a wheel of one module, name, whose VERSION is version.
-func pkgWheel(name, version string, requires ...string) wheel {
-	mod := strings.ReplaceAll(name, "-", "_")
-	return wheel{name: name, version: version, requires: requires,
-		files: map[string]string{mod + "/__init__.py": fmt.Sprintf("VERSION = %q\n", version)}}
-}
 
 // writeSdist writes a source distribution of name whose setup.py writes
 // marker (proof that it ran) before doing anything else.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/adkskills/adkskills/codeexec/internal/deps/depstest"
 )
 
 // TestMissingImports: the static check reports the imports the
@@ -15,7 +17,7 @@ import (
 // optional imports, not relative ones; with the environment on the path,
 // its packages are found too. A script that does not parse says so.
 func TestMissingImports(t *testing.T) {
-	f := newFixture(t, []wheel{pkgWheel("tinydep", "1.0")}, map[string]string{
+	f := newFixture(t, []depstest.Wheel{depstest.PackageWheel("tinydep", "1.0")}, map[string]string{
 		"scripts/run.py": pep723(`"tinydep"`, `import json, os.path
 import tinydep
 from nosuchmod.sub import x

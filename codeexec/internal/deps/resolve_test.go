@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/adkskills/adkskills/codeexec/internal/deps/depstest"
 )
 
 // fixture is a wheelhouse, a skill and a store of an offline operator.
@@ -22,7 +24,7 @@ type fixture struct {
 }
 
 // newFixture makes a wheelhouse holding wheels and a skill of files.
-func newFixture(t *testing.T, wheels []wheel, files map[string]string) *fixture {
+func newFixture(t *testing.T, wheels []depstest.Wheel, files map[string]string) *fixture {
 	t.Helper()
 	f := &fixture{py: python(t)}
 	root := t.TempDir()
@@ -33,7 +35,7 @@ func newFixture(t *testing.T, wheels []wheel, files map[string]string) *fixture 
 		t.Fatal(err)
 	}
 	for _, w := range wheels {
-		writeWheel(t, f.wheelhouse, w)
+		depstest.WriteWheel(t, f.wheelhouse, w)
 	}
 	writeTree(t, f.skill, files)
 	f.env = offlineEnv(t, f.wheelhouse)
@@ -66,7 +68,7 @@ func pep723(deps string, body string) string {
 // installed from the wheelhouse (with what they depend on), the script
 // imports them, and the next resolution reuses the environment.
 func TestResolveInstallsAndReuses(t *testing.T) {
-	wheels := []wheel{pkgWheel("tinydep", "1.0", "tinybase>=2"), pkgWheel("tinybase", "2.0"), pkgWheel("other-dep", "3.1")}
+	wheels := []depstest.Wheel{depstest.PackageWheel("tinydep", "1.0", "tinybase>=2"), depstest.PackageWheel("tinybase", "2.0"), depstest.PackageWheel("other-dep", "3.1")}
 	tests := []struct {
 		name, script, want string
 		files              map[string]string
@@ -118,7 +120,7 @@ func TestResolveInstallsAndReuses(t *testing.T) {
 // TestTwoSetsOfOneSkill: two scripts of one skill declaring different
 // versions get two environments, each seeing its own.
 func TestTwoSetsOfOneSkill(t *testing.T) {
-	f := newFixture(t, []wheel{pkgWheel("tinydep", "1.0"), pkgWheel("tinydep", "2.0")}, map[string]string{
+	f := newFixture(t, []depstest.Wheel{depstest.PackageWheel("tinydep", "1.0"), depstest.PackageWheel("tinydep", "2.0")}, map[string]string{
 		"scripts/old.py": pep723(`"tinydep==1.0"`, "import tinydep\nprint(tinydep.VERSION)\n"),
 		"scripts/new.py": pep723(`"tinydep==2.0"`, "import tinydep\nprint(tinydep.VERSION)\n"),
 	})
@@ -158,7 +160,7 @@ func TestUnavailable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, []wheel{pkgWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(tt.deps, "print('ran')\n")})
+			f := newFixture(t, []depstest.Wheel{depstest.PackageWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(tt.deps, "print('ran')\n")})
 			writeSdist(t, f.wheelhouse, "fromsource", "1.0", marker)
 			s := f.store(t, Config{})
 			env, err := f.resolve(t, s, "run.py")
@@ -223,7 +225,7 @@ func TestRequiresPython(t *testing.T) {
 // nothing is installed; what the interpreter already has, and an
 // environment another store built, are used.
 func TestNoInstall(t *testing.T) {
-	f := newFixture(t, []wheel{pkgWheel("tinydep", "1.0")}, map[string]string{
+	f := newFixture(t, []depstest.Wheel{depstest.PackageWheel("tinydep", "1.0")}, map[string]string{
 		"need.py":  pep723(`"tinydep"`, "import tinydep\nprint(tinydep.VERSION)\n"),
 		"have.py":  pep723(`"pip>=1", "nosuchpkg; sys_platform == 'nosuchos'"`, "import pip\nprint('pip')\n"),
 		"wrong.py": pep723(`"pip<1"`, "print('never')\n"),
@@ -260,7 +262,7 @@ func TestNoInstall(t *testing.T) {
 // once; all get it.
 func TestConcurrentFirstResolves(t *testing.T) {
 	const runs = 6
-	f := newFixture(t, []wheel{pkgWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(`"tinydep"`, "")})
+	f := newFixture(t, []depstest.Wheel{depstest.PackageWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(`"tinydep"`, "")})
 	s := f.store(t, Config{})
 	var wg sync.WaitGroup
 	envs := make([]*Env, runs)
@@ -294,7 +296,7 @@ func TestConcurrentFirstResolves(t *testing.T) {
 // TestCancelledBuildLeavesNothing: a build the context ends leaves no
 // environment and no temporary directory, and the next run builds.
 func TestCancelledBuildLeavesNothing(t *testing.T) {
-	f := newFixture(t, []wheel{pkgWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(`"tinydep"`, "")})
+	f := newFixture(t, []depstest.Wheel{depstest.PackageWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(`"tinydep"`, "")})
 	s := f.store(t, Config{InstallTimeout: 1}) // pip cannot start in 1ns
 	_, err := f.resolve(t, s, "run.py")
 	var ie *InstallError
@@ -344,7 +346,7 @@ func TestSweepRemovesLeftovers(t *testing.T) {
 // interpreters (pyenv's and Debian's, whose pip installs with --target
 // despite PEP 668's EXTERNALLY-MANAGED) gets an environment for each.
 func TestOneEnvironmentPerInterpreter(t *testing.T) {
-	f := newFixture(t, []wheel{pkgWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(`"tinydep"`, "import tinydep\nprint(tinydep.VERSION)\n")})
+	f := newFixture(t, []depstest.Wheel{depstest.PackageWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(`"tinydep"`, "import tinydep\nprint(tinydep.VERSION)\n")})
 	system := "/usr/bin/python3"
 	if exec.Command(system, "-m", "pip", "--version").Run() != nil {
 		t.Skip("no /usr/bin/python3 with pip (Debian: apt-get install python3-pip)")

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec/internal/deps/depstest"
 )
 
 // TestEvictionSparesHeldEnvironments: over the byte bound, the least
@@ -22,9 +24,9 @@ import (
 func TestEvictionSparesHeldEnvironments(t *testing.T) {
 	sets := []string{"a", "b", "c", "d"}
 	files := map[string]string{}
-	var wheels []wheel
+	var wheels []depstest.Wheel
 	for _, n := range sets {
-		wheels = append(wheels, pkgWheel("pkg-"+n, "1.0"))
+		wheels = append(wheels, depstest.PackageWheel("pkg-"+n, "1.0"))
 		files[n+".py"] = pep723(`"pkg-`+n+`"`, "")
 	}
 	f := newFixture(t, wheels, files)
@@ -92,7 +94,7 @@ func envBytes(t *testing.T, s *Store, key string) int64 {
 // between them, and a later process finds it.
 func TestAcrossProcesses(t *testing.T) {
 	const procs = 3
-	f := newFixture(t, []wheel{pkgWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(`"tinydep"`, "")})
+	f := newFixture(t, []depstest.Wheel{depstest.PackageWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(`"tinydep"`, "")})
 	start := func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
 		cmd.Env = append(slices.Clone(f.env), "DEPS_HELPER=1", "DEPS_STORE="+f.storeDir, "DEPS_SKILL="+f.skill, "DEPS_PYTHON="+f.py)

@@ -12,13 +12,15 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/adkskills/adkskills/codeexec/internal/deps/depstest"
 )
 
 // TestEnvironmentIsReadOnly: nothing in an environment has a write bit,
 // and another uid (the sandbox's script) can read and import it but can
 // neither change a file nor add one.
 func TestEnvironmentIsReadOnly(t *testing.T) {
-	f := newFixture(t, []wheel{pkgWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(`"tinydep"`, "")})
+	f := newFixture(t, []depstest.Wheel{depstest.PackageWheel("tinydep", "1.0")}, map[string]string{"run.py": pep723(`"tinydep"`, "")})
 	s := f.store(t, Config{})
 	env, err := f.resolve(t, s, "run.py")
 	if err != nil {

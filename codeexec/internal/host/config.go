@@ -1,11 +1,19 @@
 package host
 
 import (
+	"context"
+	"errors"
+	"io/fs"
+	"strings"
+	"sync"
+
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec/internal/deps"
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/valid"
@@ -22,6 +30,13 @@ type Config struct {
 	waitDelay    time.Duration         // 0: DefaultWaitDelay
 	cacheBytes   int64                 // 0: DefaultCacheBytes; <0: no snapshot cache
 	errs         []error               // invalid option values
+
+	// depsCfg configures the dependency store, made at the first run that
+	// declares dependencies (deps, or why not in depsErr).
+	depsCfg  deps.Config
+	depsOnce sync.Once
+	deps     *deps.Store
+	depsErr  error
 }
 
 // defaultPassEnv are the host variables every run sees when they are set:
@@ -84,6 +99,53 @@ func (c *Config) SetWaitDelay(d time.Duration) {
 // SetSnapshotCache bounds the snapshot cache in bytes (zero: the default;
 // negative: no cache).
 func (c *Config) SetSnapshotCache(bytes int64) { c.cacheBytes = bytes }
+
+// SetDependencies sets how declared dependencies are met: install them (on,
+// the default) or only find them (off: a missing one is an error).
+func (c *Config) SetDependencies(on bool) { c.depsCfg.NoInstall = !on }
+
+// SetDependencyStore sets where dependency environments live (an absolute
+// directory; "" keeps the default) and how many bytes of them are kept
+// (zero keeps the default).
+func (c *Config) SetDependencyStore(dir string, maxBytes int64) {
+	if dir != "" && !filepath.IsAbs(dir) {
+		c.Invalid(fmt.Errorf("WithDependencyStore(%q): not an absolute path", dir))
+	}
+	if maxBytes < 0 {
+		c.Invalid(fmt.Errorf("WithDependencyStore: %d bytes: negative", maxBytes))
+	}
+	c.depsCfg.Dir, c.depsCfg.MaxBytes = dir, maxBytes
+}
+
+// SetSourceBuilds lets pip build packages from source (running their build
+// code) when no wheel fits.
+func (c *Config) SetSourceBuilds(on bool) { c.depsCfg.AllowSourceBuilds = on }
+
+// dependencies resolves the environment the staged skill's script needs
+// when in (an absolute host path) runs it; nil when it declares nothing.
+// Errors wrap codeexec.ErrDependencies with a message for the model.
+func (c *Config) dependencies(ctx context.Context, skill fs.FS, script, language, in string) (*deps.Env, error) {
+	c.depsOnce.Do(func() { c.deps, c.depsErr = deps.New(c.depsCfg) })
+	if c.depsErr != nil {
+		if d, err := deps.Declared(skill, script, language); err == nil && d == nil {
+			return nil, nil // nothing declared: no store needed
+		}
+		// The first line is for the model; the cause, with host paths, for
+		// the agent's log.
+		return nil, errors.Join(fmt.Errorf("%w: the agent's dependency store cannot be used (details in the agent's log)", codeexec.ErrDependencies), c.depsErr)
+	}
+	env, err := c.deps.Resolve(ctx, skill, script, deps.Interpreter{Language: language, Path: in})
+	var ie *deps.InstallError
+	switch {
+	case err == nil:
+		return env, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &ie):
+		return nil, fmt.Errorf("%w: %s could not install %s: %s", codeexec.ErrDependencies, ie.Tool, strings.Join(ie.Packages, ", "), ie.Reason)
+	}
+	return nil, fmt.Errorf("%w: %w", codeexec.ErrDependencies, err)
+}
 
 // Err reports the first invalid option value, wrapping ErrInvalidConfig.
 func (c *Config) Err() error {

@@ -8,6 +8,7 @@ package host
 
 import (
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/internal/deps"
 
 	"bytes"
 	"context"
@@ -82,6 +83,12 @@ type Plan struct {
 	// with: env without the request's Env, so that a request cannot choose
 	// which host program runs.
 	ExecEnv []string
+	// Binds are host folders the run must see read-only at the same paths
+	// (its dependency environment); a launcher that shows the child only
+	// part of the host binds them.
+	Binds []string
+	// deps is the environment of the script's declared dependencies.
+	deps *deps.Env
 	// Bounded reports that the run has a cgroup of its own, which holds
 	// every process it starts and enforces the launcher's Bounds; without
 	// one, the launcher's own bounds (rlimits) must apply.
@@ -93,7 +100,12 @@ type Plan struct {
 // EnvAt returns the child's environment as seen with the workspace at d:
 // the allowlist (see buildEnv) with the layers on top.
 func (p *Plan) EnvAt(d Dirs) []string {
-	return BuildEnv(d, p.HostPATH, p.layers...)
+	layers := p.layers
+	if p.deps != nil {
+		// The dependencies above the allowlist, below everything else.
+		layers = append([]map[string]string{p.deps.Vars(d.Skill)}, layers...)
+	}
+	return BuildEnv(d, p.HostPATH, layers...)
 }
 
 // GroupGoneBound is how long, at most, finish waits for the members of a
@@ -214,6 +226,16 @@ func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *code
 		return nil, err
 	}
 	p.Argv = append(append(append(prefix, in.Command[1:]...), req.Script), req.Args...)
+	// The script's declared dependencies, installed now if need be (with
+	// ctx: an install does not eat the script's time limit).
+	if p.deps, err = cfg.dependencies(ctx, os.DirFS(ws.Skill), req.Script, in.Language, prefix[0]); err != nil {
+		return nil, err
+	}
+	defer p.deps.Close()
+	if p.deps != nil {
+		p.Binds = append(p.Binds, p.deps.Binds...)
+		p.Env = p.EnvAt(ws.Under(ws.Dir))
+	}
 
 	var cg *runCgroup
 	if b, ok := l.(Bounder); ok {
@@ -254,9 +276,14 @@ func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *code
 	if err != nil {
 		return nil, err
 	}
-	if cg != nil && cg.oomKilled() {
+	switch {
+	case cg != nil && cg.oomKilled():
 		res.OutOfMemory = true
 		res.Note = fmt.Sprintf("out of memory: the run used its %d MiB", cg.memBytes>>20)
+	case res.ExitCode != 0 && in.Language == deps.Python:
+		if mod, ok := deps.MissingModule(res.Stderr.Text); ok {
+			res.Note = fmt.Sprintf("the script imports the Python module %s, which is not installed and which nothing the skill declares provides: a PEP 723 block or a requirements.txt must name the package", mod)
+		}
 	}
 	res.Files, res.Omitted = collectFrom(ws.Skill, st.root, st.snap, st.lim.Output)
 	st.use.check(st.snap)
@@ -368,7 +395,7 @@ func run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration, sta
 
 // isSentinel reports whether err already wraps one of the package sentinels.
 func isSentinel(err error) bool {
-	for _, s := range []error{codeexec.ErrInvalidRequest, codeexec.ErrInvalidConfig, codeexec.ErrUnsupportedScript, codeexec.ErrWorkspace, codeexec.ErrStart, codeexec.ErrSandboxUnavailable} {
+	for _, s := range []error{codeexec.ErrInvalidRequest, codeexec.ErrInvalidConfig, codeexec.ErrUnsupportedScript, codeexec.ErrWorkspace, codeexec.ErrStart, codeexec.ErrSandboxUnavailable, codeexec.ErrDependencies, codeexec.ErrTooLarge} {
 		if errors.Is(err, s) {
 			return true
 		}

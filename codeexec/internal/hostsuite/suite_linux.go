@@ -32,6 +32,10 @@ type Options struct {
 	WaitDelay    time.Duration
 	WorkspaceDir string
 	MemoryLimit  int64
+	// DependencyStore and NoInstall set WithDependencyStore and
+	// WithDependencies(false).
+	DependencyStore string
+	NoInstall       bool
 }
 
 // NewExecutor builds the executor under test with the shared options.
@@ -48,6 +52,7 @@ func RunSuite(t *testing.T, newExec NewExecutor) {
 	t.Run("WorkspaceRemoved", func(t *testing.T) { testWorkspaceRemoved(t, newExec) })
 	t.Run("ReplacedRoot", func(t *testing.T) { testReplacedRoot(t, newExec) })
 	t.Run("MemoryBound", func(t *testing.T) { testMemoryBound(t, newExec) })
+	t.Run("Dependencies", func(t *testing.T) { testDependencies(t, newExec) })
 }
 
 func testOperatorEnvironment(t *testing.T, newExec NewExecutor) {
