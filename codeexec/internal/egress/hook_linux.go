@@ -134,10 +134,12 @@ func ReceiveListener(ctx context.Context, c *net.UnixConn, port uint16) (net.Lis
 	buf := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(4))
 	n, oobn, flags, _, err := c.ReadMsgUnix(buf, oob)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(err, io.EOF):
+		n, oobn = 0, 0
+	case err != nil:
 		return nil, fmt.Errorf("%w: %v", ErrHandoff, err)
 	}
 	var fds []int
@@ -219,7 +221,7 @@ func checkNetns(fd int) error {
 	if err := unix.Fstat(ns, &theirs); err != nil {
 		return err
 	}
-	if err := unix.Stat("/proc/self/ns/net", &mine); err != nil {
+	if err := unix.Stat("/proc/thread-self/ns/net", &mine); err != nil {
 		return err
 	}
 	if theirs.Ino == mine.Ino && theirs.Dev == mine.Dev {
