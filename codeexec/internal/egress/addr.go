@@ -57,7 +57,7 @@ func class(a netip.Addr) string {
 	case a.IsLoopback():
 		return "a loopback address"
 	case a.IsLinkLocalUnicast():
-		return "a link-local address (cloud metadata lives there)"
+		return "a link-local address, where cloud metadata lives"
 	case a.IsPrivate():
 		return "a private address"
 	case nat64.Contains(a):

@@ -340,25 +340,22 @@ func (x *Proxy) dial(ctx context.Context, t target) (*upConn, error) {
 		}
 	}
 	var ok []netip.Addr
-	var why string
+	why := "no address"
 	for _, a := range addrs {
 		a = a.Unmap()
-		if w := x.addrRefusal(a, t.port, m); w != "" {
-			if why == "" {
-				why = fmt.Sprintf("%s is %s", a, w)
+		w := x.addrRefusal(a, t.port, m)
+		switch {
+		case w == "":
+			ok = append(ok, a)
+		case len(ok) == 0 && why == "no address":
+			why = fmt.Sprintf("%s (%s)", a, w)
+			if neverDialed(a) == "" {
+				why += fmt.Sprintf(": list %s or the exact name to allow it", netip.AddrPortFrom(a, t.port))
 			}
-			continue
 		}
-		ok = append(ok, a)
 	}
 	if len(ok) == 0 {
-		if why == "" {
-			why = "no address"
-		}
-		if t.name != "" {
-			why = "resolves to " + why
-		}
-		return nil, x.refuse(codeAddress, t, why+": list the literal address to allow it")
+		return nil, x.refuse(codeAddress, t, "resolves to "+why)
 	}
 	var errs []error
 	for _, a := range ok {

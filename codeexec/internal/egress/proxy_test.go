@@ -268,20 +268,20 @@ func TestRefused(t *testing.T) {
 		{"GET", "127.0.0.1:" + Q, codeAllowlist, "only port " + P},
 		{"CONNECT", "api.example.com:443", codeAllowlist, "not on the egress allowlist"},
 		{"GET", "api.example.com", codeAllowlist, "not on the egress allowlist"},
-		{"CONNECT", "lo.test:80", codeAddress, "127.0.0.1 is a loopback address"},
-		{"GET", "lo.test", codeAddress, "127.0.0.1 is a loopback address"},
+		{"CONNECT", "lo.test:80", codeAddress, "resolves to 127.0.0.1 (a loopback address): list 127.0.0.1:80 or the exact name to allow it"},
+		{"GET", "lo.test", codeAddress, "resolves to 127.0.0.1 (a loopback address): list 127.0.0.1:80 or the exact name to allow it"},
 		{"CONNECT", "lo6.test:" + P, codeAddress, "loopback"},
 		{"CONNECT", "mapped.test:80", codeAddress, "loopback"},
 		{"CONNECT", "nat64.test:80", codeAddress, "loopback"},
-		{"CONNECT", "meta.test:80", codeAddress, "169.254.169.254 is a link-local address"},
+		{"CONNECT", "meta.test:80", codeAddress, "resolves to 169.254.169.254 (a link-local address"},
 		{"CONNECT", "169.254.169.254:80", codeAllowlist, "not on the egress allowlist"},
 		{"CONNECT", "[fe80::1]:80", codeAllowlist, "not on the egress allowlist"},
 		{"CONNECT", "[::1]:" + P, codeAllowlist, "not on the egress allowlist"},
-		{"CONNECT", "private.test:" + P, codeAddress, "10.0.0.1 is a private address"},
+		{"CONNECT", "private.test:" + P, codeAddress, "resolves to 10.0.0.1 (a private address)"},
 		{"CONNECT", "cgnat.test:" + P, codeAddress, "carrier-grade NAT"},
-		{"CONNECT", "zero.named:" + P, codeAddress, "unspecified"}, // even named explicitly
+		{"CONNECT", "zero.named:" + P, codeAddress, "resolves to 0.0.0.0 (the unspecified address)"}, // even named explicitly
 		{"CONNECT", "multi.named:" + P, codeAddress, "multicast"},
-		{"CONNECT", "empty.test:" + P, codeAddress, "no address"},
+		{"CONNECT", "empty.test:" + P, codeAddress, "resolves to no address"},
 	}
 	x, addr := startProxy(t, entries, WithResolver(res))
 	for _, tt := range tests {
