@@ -50,6 +50,23 @@ func (b *budget) give(n int) {
 	}
 }
 
+// bufferPool holds the copy buffers of tunnels and forwarded bodies.
+var bufferPool = sync.Pool{New: func() any { return new([copyBuffer]byte) }}
+
+// copyBuffer is the size of a copy buffer.
+const copyBuffer = 32 << 10
+
+// buffers lends copy buffers (an httputil.BufferPool).
+type buffers struct{}
+
+func (buffers) Get() []byte { return bufferPool.Get().(*[copyBuffer]byte)[:] }
+
+func (buffers) Put(b []byte) {
+	if len(b) == copyBuffer {
+		bufferPool.Put((*[copyBuffer]byte)(b))
+	}
+}
+
 // errBytes ends a connection at the run's byte limit.
 var errBytes = errors.New("egress: the run's byte limit is reached")
 
@@ -220,7 +237,9 @@ func (x *Proxy) tunnel(conn net.Conn, buffered io.Reader, up *upConn) {
 		io.Writer
 		CloseWrite() error
 	}, src io.Reader) {
-		_, err := io.CopyBuffer(dst, src, make([]byte, 32<<10))
+		buf := buffers{}.Get()
+		_, err := io.CopyBuffer(dst, src, buf)
+		buffers{}.Put(buf)
 		if err == nil {
 			err = dst.CloseWrite()
 		}

@@ -96,6 +96,7 @@ func New(p *Policy, opts ...Option) *Proxy {
 		Transport:    x.tr,
 		ErrorLog:     discard,
 		ErrorHandler: x.upstreamError,
+		BufferPool:   buffers{},
 	}
 	x.srv = &http.Server{
 		Handler:           handler{x},
