@@ -317,7 +317,9 @@ const noProxy = "localhost,127.0.0.1,::1"
 
 // Env returns the environment that sends a script's HTTP clients to the
 // proxy at 127.0.0.1:port: HTTP_PROXY, HTTPS_PROXY and NO_PROXY, upper and
-// lower case (curl reads only http_proxy in lower case; others only upper).
+// lower case (curl reads only http_proxy in lower case; others only upper),
+// and NODE_USE_ENV_PROXY=1, which makes Node.js 24 (and late 22 releases)
+// use them for fetch and its http modules; older versions ignore it.
 // NO_PROXY keeps requests to the sandbox's own loopback direct, unless the
 // policy lists localhost or a loopback address: then it is empty, so that
 // those requests reach the proxy and, through it, the host's service.
@@ -331,5 +333,6 @@ func (p *Policy) Env(port uint16) []string {
 		"HTTP_PROXY=" + u, "http_proxy=" + u,
 		"HTTPS_PROXY=" + u, "https_proxy=" + u,
 		"NO_PROXY=" + no, "no_proxy=" + no,
+		"NODE_USE_ENV_PROXY=1",
 	}
 }

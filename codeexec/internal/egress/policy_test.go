@@ -193,6 +193,7 @@ func TestEnv(t *testing.T) {
 			"HTTP_PROXY=http://127.0.0.1:3128", "http_proxy=http://127.0.0.1:3128",
 			"HTTPS_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
 			"NO_PROXY=" + tt.noProxy, "no_proxy=" + tt.noProxy,
+			"NODE_USE_ENV_PROXY=1",
 		}
 		if got := p.Env(InsidePort); !slices.Equal(got, want) {
 			t.Errorf("Env for %q = %q, want %q", tt.entries, got, want)
