@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"bufio"
 	"errors"
 	"io"
 	"net"
@@ -13,28 +14,20 @@ import (
 
 // budget is a run's bytes: reserved before they move, so the cap is exact.
 type budget struct {
-	max            int64 // < 0: no limit
+	max            int64
 	used           atomic.Int64
 	sent, received atomic.Int64
 }
 
 // left is how many bytes may still move.
-func (b *budget) left() int64 {
-	if b.max < 0 {
-		return 1 << 62
-	}
-	return max(b.max-b.used.Load(), 0)
-}
+func (b *budget) left() int64 { return b.max - b.used.Load() }
 
 // take reserves up to n bytes and returns how many it got.
 func (b *budget) take(n int) int {
-	if b.max < 0 {
-		return n
-	}
 	for {
 		used := b.used.Load()
 		g := min(int64(n), b.max-used)
-		if g <= 0 {
+		if g == 0 {
 			return 0
 		}
 		if b.used.CompareAndSwap(used, used+g) {
@@ -44,11 +37,7 @@ func (b *budget) take(n int) int {
 }
 
 // give returns n reserved bytes that did not move.
-func (b *budget) give(n int) {
-	if b.max >= 0 && n > 0 {
-		b.used.Add(-int64(n))
-	}
-}
+func (b *budget) give(n int) { b.used.Add(-int64(n)) }
 
 // bufferPool holds the copy buffers of tunnels and forwarded bodies.
 var bufferPool = sync.Pool{New: func() any { return new([copyBuffer]byte) }}
@@ -61,11 +50,8 @@ type buffers struct{}
 
 func (buffers) Get() []byte { return bufferPool.Get().(*[copyBuffer]byte)[:] }
 
-func (buffers) Put(b []byte) {
-	if len(b) == copyBuffer {
-		bufferPool.Put((*[copyBuffer]byte)(b))
-	}
-}
+// Put takes back a buffer of Get's.
+func (buffers) Put(b []byte) { bufferPool.Put((*[copyBuffer]byte)(b)) }
 
 // errBytes ends a connection at the run's byte limit.
 var errBytes = errors.New("egress: the run's byte limit is reached")
@@ -77,9 +63,9 @@ type activity struct{ last atomic.Int64 }
 func (a *activity) touch() { a.last.Store(time.Now().UnixNano()) }
 
 // idleRead reads from c into p, failing with os.ErrDeadlineExceeded only
-// when neither direction has moved a byte for idle (<= 0: no limit).
+// when neither direction has moved a byte for idle (0: no limit).
 func idleRead(c net.Conn, p []byte, act *activity, idle time.Duration) (int, error) {
-	if idle <= 0 {
+	if idle == 0 {
 		return c.Read(p)
 	}
 	for {
@@ -146,9 +132,6 @@ func (u *upConn) Write(p []byte) (int, error) {
 		if g == 0 {
 			return done, u.overLimit()
 		}
-		if idle := u.x.lim.IdleTimeout; idle > 0 {
-			_ = u.Conn.SetWriteDeadline(time.Now().Add(idle))
-		}
 		n, err := u.Conn.Write(p[:g])
 		u.x.bytes.give(g - n)
 		u.x.bytes.sent.Add(int64(n))
@@ -196,26 +179,20 @@ func (u *upConn) Close() error {
 }
 
 // clientConn is the script's side of a tunnel: its reads share the
-// tunnel's idle clock, and the proxy's Close closes it.
+// tunnel's idle clock.
 type clientConn struct {
 	net.Conn
-	r    io.Reader // what the server had buffered, then the connection
 	act  *activity
 	idle time.Duration
 }
 
-func (c *clientConn) Read(p []byte) (int, error) {
-	if b, ok := c.r.(interface{ Buffered() int }); ok && b.Buffered() > 0 {
-		return c.r.Read(p)
-	}
-	return idleRead(c.Conn, p, c.act, c.idle)
-}
+func (c *clientConn) Read(p []byte) (int, error) { return idleRead(c.Conn, p, c.act, c.idle) }
 
 // tunnel copies between the script's connection and the upstream one
 // until both directions end, an error ends one, the tunnel is idle for the
 // idle timeout, or the proxy closes.
-func (x *Proxy) tunnel(conn net.Conn, buffered io.Reader, up *upConn) {
-	cc := &clientConn{Conn: conn, r: buffered, act: up.act, idle: x.lim.IdleTimeout}
+func (x *Proxy) tunnel(conn net.Conn, buffered *bufio.Reader, up *upConn) {
+	cc := &clientConn{Conn: conn, act: up.act, idle: x.lim.IdleTimeout}
 	x.mu.Lock()
 	closed := x.closed
 	if !closed {
@@ -231,6 +208,13 @@ func (x *Proxy) tunnel(conn net.Conn, buffered io.Reader, up *upConn) {
 	}()
 	if closed {
 		return
+	}
+	// What the client sent right behind its CONNECT, before the answer.
+	if n := buffered.Buffered(); n > 0 {
+		b, _ := buffered.Peek(n)
+		if _, err := up.Write(b); err != nil {
+			return
+		}
 	}
 	done := make(chan error, 2)
 	pipe := func(dst interface {

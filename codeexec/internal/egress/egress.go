@@ -20,6 +20,7 @@ package egress
 
 import (
 	"errors"
+	"math"
 	"time"
 )
 
@@ -65,7 +66,9 @@ const (
 )
 
 // Limits bound what one proxy (one run) may do. Zero fields take the
-// defaults above; negative ones mean no limit (a timeout: none).
+// defaults above; negative ones mean no limit (for a timeout: none; for
+// MaxHeaderBytes: net/http's own, 1 MiB for a request, 10 MiB for a
+// response).
 type Limits struct {
 	// MaxConns: upstream connections opened in all (DefaultMaxConns).
 	MaxConns int
@@ -86,26 +89,45 @@ type Limits struct {
 	MaxRefused int
 }
 
-// withDefaults fills the zero fields.
+// noLimit is what a count without a limit is bounded by.
+const noLimit = math.MaxInt
+
+// withDefaults resolves l: zero fields take their defaults, and "no limit"
+// becomes a bound no run reaches (a timeout: zero, none).
 func (l Limits) withDefaults() Limits {
-	def := func(v *int, d int) {
-		if *v == 0 {
+	count := func(v *int, d int) {
+		switch {
+		case *v == 0:
 			*v = d
+		case *v < 0:
+			*v = noLimit
 		}
 	}
-	def(&l.MaxConns, DefaultMaxConns)
-	def(&l.MaxTunnels, DefaultMaxTunnels)
-	def(&l.MaxClients, DefaultMaxClients)
-	def(&l.MaxHeaderBytes, DefaultMaxHeaderBytes)
-	def(&l.MaxRefused, DefaultMaxRefused)
-	if l.MaxBytes == 0 {
+	count(&l.MaxConns, DefaultMaxConns)
+	count(&l.MaxTunnels, DefaultMaxTunnels)
+	count(&l.MaxClients, DefaultMaxClients)
+	count(&l.MaxRefused, DefaultMaxRefused)
+	switch {
+	case l.MaxHeaderBytes == 0:
+		l.MaxHeaderBytes = DefaultMaxHeaderBytes
+	case l.MaxHeaderBytes < 0:
+		l.MaxHeaderBytes = 0 // net/http's default
+	}
+	switch {
+	case l.MaxBytes == 0:
 		l.MaxBytes = DefaultMaxBytes
+	case l.MaxBytes < 0:
+		l.MaxBytes = math.MaxInt64
 	}
-	if l.IdleTimeout == 0 {
-		l.IdleTimeout = DefaultIdleTimeout
+	timeout := func(v *time.Duration, d time.Duration) {
+		switch {
+		case *v == 0:
+			*v = d
+		case *v < 0:
+			*v = 0
+		}
 	}
-	if l.DialTimeout == 0 {
-		l.DialTimeout = DefaultDialTimeout
-	}
+	timeout(&l.IdleTimeout, DefaultIdleTimeout)
+	timeout(&l.DialTimeout, DefaultDialTimeout)
 	return l
 }

@@ -28,9 +28,17 @@ import (
 const hookFlag = "-adkskills-egress-hook"
 
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == hookFlag {
-		os.Exit(hook(os.Args[2:], os.Stderr))
+	if args, ok := hookCall(os.Args); ok {
+		os.Exit(hook(args, os.Stderr))
 	}
+}
+
+// hookCall returns the hook's arguments when argv starts the hook.
+func hookCall(argv []string) ([]string, bool) {
+	if len(argv) > 1 && argv[1] == hookFlag {
+		return argv[2:], true
+	}
+	return nil, false
 }
 
 // HookArgs returns the command line that runs argv behind the hook: exe is

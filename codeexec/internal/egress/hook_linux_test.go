@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -228,10 +229,16 @@ func TestHookUnprivileged(t *testing.T) {
 	}
 	requireBwrap(t)
 	bin := copyTestBinary(t)
-	dir := filepath.Dir(bin)
+	home := filepath.Join(filepath.Dir(bin), "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(home, testNobody, testNobody); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(bin, "-test.run=^(TestHook|TestReceiveListener)$", "-test.v")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + dir, hookChildEnv + "=1"}
+	cmd.Dir = home
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + home, hookChildEnv + "=1"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: testNobody, Gid: testNobody}}
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestHook ") || !strings.Contains(string(out), "--- PASS: TestReceiveListener ") {
@@ -318,6 +325,26 @@ func TestHookFails(t *testing.T) {
 	}
 }
 
+func TestHookCall(t *testing.T) {
+	for _, tt := range []struct {
+		argv []string
+		args []string
+		ok   bool
+	}{
+		{nil, nil, false},
+		{[]string{"agent"}, nil, false},
+		{[]string{"agent", "serve"}, nil, false},
+		{[]string{"agent", hookFlag}, []string{}, true},
+		{[]string{"agent", hookFlag, "3", "3128", "--", "sh"}, []string{"3", "3128", "--", "sh"}, true},
+		{[]string{"agent", "-v", hookFlag}, nil, false},
+	} {
+		args, ok := hookCall(tt.argv)
+		if ok != tt.ok || !slices.Equal(args, tt.args) {
+			t.Errorf("hookCall(%q) = %q, %t", tt.argv, args, ok)
+		}
+	}
+}
+
 // dupFd duplicates f's descriptor for a test that hands it away.
 func dupFd(t *testing.T, f *os.File) uintptr {
 	t.Helper()
@@ -364,6 +391,7 @@ func TestReceiveListener(t *testing.T) {
 		}
 	}
 	lo := func(p int) *unix.SockaddrInet4 { return &unix.SockaddrInet4{Port: p, Addr: [4]byte{127, 0, 0, 1}} }
+	room := (unix.CmsgSpace(4) - unix.CmsgLen(0)) / 4 // descriptors ReceiveListener's buffer holds
 	tests := []struct {
 		name string
 		in   bool                     // run in a network namespace of its own
@@ -384,9 +412,19 @@ func TestReceiveListener(t *testing.T) {
 		{"not listening", true, socket(unix.AF_INET, unix.SOCK_STREAM, false, lo(port)), "listening"},
 		{"another port", true, socket(unix.AF_INET, unix.SOCK_STREAM, true, lo(port+1)), "want 127.0.0.1:3128"},
 		{"another address", true, socket(unix.AF_INET, unix.SOCK_STREAM, true, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 2}}), "want 127.0.0.1:3128"},
-		{"two", true, func(t *testing.T) []int {
+		// The control buffer has room for what one descriptor's is padded
+		// to; the kernel drops what does not fit and says so.
+		{"more than fit", true, func(t *testing.T) []int {
+			var fds []int
+			for i := range room + 1 {
+				fds = append(fds, socket(unix.AF_INET, unix.SOCK_STREAM, true, lo(port+i))(t)...)
+			}
+			return fds
+		}, fmt.Sprintf("got %d (truncated: true)", room)},
+		{"two that fit", true, func(t *testing.T) []int {
 			return append(socket(unix.AF_INET, unix.SOCK_STREAM, true, lo(port))(t), socket(unix.AF_INET, unix.SOCK_STREAM, true, lo(port+1))(t)...)
-		}, "want one descriptor"},
+		}, fmt.Sprintf("want one descriptor from the sandbox, got %d (truncated: %t)", min(2, room), room < 2)},
+		{"no descriptor", false, func(t *testing.T) []int { return nil }, "got 0 (truncated: false)"},
 		{"the agent's own namespace", false, socket(unix.AF_INET, unix.SOCK_STREAM, true, lo(0)), ""}, // port fixed below
 		{"good", true, socket(unix.AF_INET, unix.SOCK_STREAM, true, lo(port)), ""},
 	}
@@ -408,6 +446,10 @@ func TestReceiveListener(t *testing.T) {
 				}
 				fds := tt.fds(t)
 				defer closeAll(fds)
+				var rights []byte
+				if len(fds) > 0 {
+					rights = unix.UnixRights(fds...)
+				}
 				if tt.name == "the agent's own namespace" {
 					sa, _ := unix.Getsockname(fds[0])
 					wantPort = uint16(sa.(*unix.SockaddrInet4).Port)
@@ -416,7 +458,7 @@ func TestReceiveListener(t *testing.T) {
 						want = "not one of the sandbox's"
 					}
 				}
-				if err := unix.Sendmsg(int(child.Fd()), []byte{'L'}, unix.UnixRights(fds...), nil, 0); err != nil {
+				if err := unix.Sendmsg(int(child.Fd()), []byte{'L'}, rights, nil, 0); err != nil {
 					t.Error(err)
 				}
 			}

@@ -172,14 +172,15 @@ func parseIPHost(h string) (netip.Addr, bool, error) {
 // entryName normalizes a host name of an entry: lower case, no trailing
 // dot, ASCII (an internationalized name becomes its xn-- form).
 func entryName(h string) (string, error) {
-	for i := 0; i < len(h); i++ {
-		if h[i] >= utf8.RuneSelf {
-			a, err := idna.Lookup.ToASCII(h)
-			if err != nil {
-				return "", fmt.Errorf("%q is not a valid host name: %v", h, err)
-			}
-			return checkName(a)
+	switch {
+	case !utf8.ValidString(h):
+		return "", fmt.Errorf("%q is not valid UTF-8", h)
+	case utf8.RuneCountInString(h) != len(h):
+		a, err := idna.Lookup.ToASCII(h)
+		if err != nil {
+			return "", fmt.Errorf("%q is not a valid host name: %v", h, err)
 		}
+		h = a
 	}
 	return checkName(h)
 }

@@ -24,6 +24,9 @@ func TestParse(t *testing.T) {
 		{[]string{"bücher.example:443"}, []string{"xn--bcher-kva.example:443"}},
 		{[]string{"*.github.io:443"}, []string{"*.github.io:443"}}, // a private-section suffix
 		{[]string{"_svc.corp.example:65535", "devbox:1"}, []string{"_svc.corp.example:65535", "devbox:1"}},
+		{[]string{"a-z_09.AZ.example:443"}, []string{"a-z_09.az.example:443"}}, // the ends of each character range
+		{[]string{longest63 + ".example:1"}, []string{longest63 + ".example:1"}},
+		{[]string{longest253 + ":1"}, []string{longest253 + ":1"}},
 	}
 	for _, tt := range tests {
 		p, err := Parse(tt.in...)
@@ -36,6 +39,12 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// Host names at their limits: a 63-byte label, 253 bytes in all.
+var (
+	longest63  = strings.Repeat("a", 63)
+	longest253 = strings.Repeat(strings.Repeat("b", 62)+".", 4)[:252] + "c"
+)
 
 func TestParseErrors(t *testing.T) {
 	tests := []struct {
@@ -78,6 +87,17 @@ func TestParseErrors(t *testing.T) {
 		{"sp ace.example.com:443", "not a valid host name"},
 		{strings.Repeat("a", 64) + ".example.com:443", "not a valid host name"},
 		{strings.Repeat("abcdefghi.", 26) + "com:443", "not a valid host name"},
+		{longest253 + "d:443", "not a valid host name"},
+		{"\x80.example:443", "not valid UTF-8"},
+		{"\ufffd.example:443", "idna"},
+		{"a/b:443", "not a URL"},
+		{"a`b.example:443", "not a valid host name"}, // the characters around each range
+		{"a{b.example:443", "not a valid host name"},
+		{"a@b.example:443", "not a URL"},
+		{"a[b.example:443", "not a valid host name"},
+		{"a/b.example:443", "not a URL"},
+		{"a:b.example:443", "brackets"},
+		{"a.b.example.:443x", "not a number"},
 	}
 	for _, tt := range tests {
 		_, err := Parse("ok.example.com:443", tt.in)

@@ -77,7 +77,6 @@ func New(p *Policy, opts ...Option) *Proxy {
 	x.ctx, x.cancel = context.WithCancel(context.Background())
 	x.bytes.max = x.lim.MaxBytes
 	x.dialer.ControlContext = checkDialed
-	x.dialer.KeepAlive = 30 * time.Second
 	discard := log.New(io.Discard, "", 0)
 	var h1 http.Protocols
 	h1.SetHTTP1(true)
@@ -86,10 +85,10 @@ func New(p *Policy, opts ...Option) *Proxy {
 		Protocols:              &h1,
 		DisableCompression:     true,
 		MaxIdleConnsPerHost:    4,
-		IdleConnTimeout:        positive(x.lim.IdleTimeout),
-		ResponseHeaderTimeout:  positive(x.lim.IdleTimeout),
+		IdleConnTimeout:        x.lim.IdleTimeout,
+		ResponseHeaderTimeout:  x.lim.IdleTimeout,
 		ExpectContinueTimeout:  time.Second,
-		MaxResponseHeaderBytes: int64(max(x.lim.MaxHeaderBytes, 0)),
+		MaxResponseHeaderBytes: int64(x.lim.MaxHeaderBytes),
 	}
 	x.rp = &httputil.ReverseProxy{
 		Rewrite:      func(*httputil.ProxyRequest) {}, // the URL is already the target
@@ -101,22 +100,19 @@ func New(p *Policy, opts ...Option) *Proxy {
 	x.srv = &http.Server{
 		Handler:           handler{x},
 		Protocols:         &h1,
-		ReadHeaderTimeout: positive(x.lim.IdleTimeout),
-		IdleTimeout:       positive(x.lim.IdleTimeout),
-		MaxHeaderBytes:    max(x.lim.MaxHeaderBytes, 0),
+		ReadHeaderTimeout: x.lim.IdleTimeout,
+		IdleTimeout:       x.lim.IdleTimeout,
+		MaxHeaderBytes:    x.lim.MaxHeaderBytes,
 		ErrorLog:          discard,
 		BaseContext:       func(net.Listener) context.Context { return x.ctx },
 	}
 	return x
 }
 
-// positive maps "no timeout" (negative) to the zero that means none.
-func positive(d time.Duration) time.Duration { return max(d, 0) }
-
 // Serve accepts the script's connections on l until Close; it closes l and
 // returns ErrClosed after Close, or the error that stopped it.
 func (x *Proxy) Serve(l net.Listener) error {
-	if x.lim.MaxClients > 0 {
+	if x.lim.MaxClients != noLimit {
 		l = &limitListener{Listener: l, sem: make(chan struct{}, x.lim.MaxClients), done: make(chan struct{})}
 	}
 	err := x.srv.Serve(l)
@@ -289,7 +285,7 @@ func (x *Proxy) refuse(code string, t target, reason string) *refusal {
 		}
 		return rf
 	}
-	if x.lim.MaxRefused >= 0 && len(x.rep.Refused) >= x.lim.MaxRefused {
+	if len(x.rep.Refused) >= x.lim.MaxRefused {
 		x.rep.RefusedOmitted++
 		x.refused[rf.target] = -1
 		return rf
@@ -328,7 +324,7 @@ func (x *Proxy) dial(ctx context.Context, t target) (*upConn, error) {
 	if m == unlisted {
 		return nil, x.listed(t)
 	}
-	if x.lim.DialTimeout > 0 {
+	if x.lim.DialTimeout != 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, x.lim.DialTimeout)
 		defer cancel()
@@ -417,13 +413,13 @@ func (x *Proxy) acquire(t target) error {
 		case x.closed:
 			x.mu.Unlock()
 			return ErrClosed
-		case x.lim.MaxConns >= 0 && x.opened >= x.lim.MaxConns:
+		case x.opened >= x.lim.MaxConns:
 			x.mu.Unlock()
 			return x.refuse(codeConns, t, "would exceed this run's "+strconv.Itoa(x.lim.MaxConns)+" connections")
 		case x.bytes.left() == 0:
 			x.mu.Unlock()
 			return x.refuse(codeBytes, t, "would exceed this run's "+strconv.FormatInt(x.lim.MaxBytes, 10)+" bytes")
-		case x.lim.MaxTunnels < 0 || x.active < x.lim.MaxTunnels:
+		case x.active < x.lim.MaxTunnels:
 			x.opened++
 			x.active++
 			x.rep.Connections++

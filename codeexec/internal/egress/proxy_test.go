@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -705,6 +706,9 @@ func TestReport(t *testing.T) {
 		r.Refused[0].Target != "a.example:1" || r.Refused[0].Count != 3 || r.Refused[1].Target != "b.example:1" || r.Refused[1].Count != 1 {
 		t.Fatalf("report %+v", r)
 	}
+	if w := (Report{Refusals: 1, Refused: []Refusal{{Target: "a.example:1", Reason: "r", Count: 1}}}).Warning(); strings.Contains(w, "more") || strings.Contains(w, " x1") {
+		t.Errorf("a warning with nothing omitted: %q", w)
+	}
 	want := "the sandbox's network refused: a.example:1 (is not on the egress allowlist) x3; b.example:1 (is not on the egress allowlist); and 1 more. "
 	if w := r.Warning(); !strings.HasPrefix(w, want) || !strings.Contains(w, "HOST:PORT") {
 		t.Errorf("Warning() = %q, want it to start %q", w, want)
@@ -820,5 +824,216 @@ func TestOwnAddrs(t *testing.T) {
 	// The real interfaces: the loopback address is the agent's own.
 	if !own.has(netip.MustParseAddr("127.0.0.1")) {
 		t.Error("127.0.0.1 is not among this process's addresses")
+	}
+}
+
+func TestLimitsDefaults(t *testing.T) {
+	got := Limits{}.withDefaults()
+	want := Limits{MaxConns: DefaultMaxConns, MaxBytes: DefaultMaxBytes, MaxTunnels: DefaultMaxTunnels, MaxClients: DefaultMaxClients,
+		IdleTimeout: DefaultIdleTimeout, DialTimeout: DefaultDialTimeout, MaxHeaderBytes: DefaultMaxHeaderBytes, MaxRefused: DefaultMaxRefused}
+	if got != want {
+		t.Errorf("defaults %+v, want %+v", got, want)
+	}
+	got = Limits{MaxConns: -1, MaxBytes: -1, MaxTunnels: -1, MaxClients: -1, IdleTimeout: -1, DialTimeout: -1, MaxHeaderBytes: -1, MaxRefused: -1}.withDefaults()
+	want = Limits{MaxConns: noLimit, MaxBytes: math.MaxInt64, MaxTunnels: noLimit, MaxClients: noLimit, MaxRefused: noLimit}
+	if got != want {
+		t.Errorf("no limits %+v, want %+v", got, want)
+	}
+	set := Limits{MaxConns: 1, MaxBytes: 2, MaxTunnels: 3, MaxClients: 4, IdleTimeout: 5, DialTimeout: 6, MaxHeaderBytes: 7, MaxRefused: 8}
+	if got := set.withDefaults(); got != set {
+		t.Errorf("set limits %+v, want them kept", got)
+	}
+}
+
+// TestNoLimits: a proxy without limits or timeouts works.
+func TestNoLimits(t *testing.T) {
+	up := startUpstream(t, "127.0.0.1:0", false)
+	target := up.Listener.Addr().String()
+	x, addr := startProxy(t, []string{target}, WithLimits(Limits{MaxConns: -1, MaxBytes: -1, MaxTunnels: -1, MaxClients: -1,
+		IdleTimeout: -1, DialTimeout: -1, MaxHeaderBytes: -1, MaxRefused: -1}))
+	for range 3 {
+		resp, c, br := connect(t, addr, target)
+		if resp.StatusCode != 200 || !strings.HasPrefix(getThrough(t, c, br, "x"), "hello from") {
+			t.Fatalf("CONNECT: %s", resp.Status)
+		}
+		c.Close()
+	}
+	for range 3 {
+		resp, err := client(addr, nil).Get(up.URL)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET: %v %v", resp, err)
+		}
+		body(resp)
+	}
+	if r := x.Report(); r.Refusals != 0 || r.Connections < 4 {
+		t.Errorf("report %+v", r)
+	}
+}
+
+// TestDialTimeout: a lookup (or a connection) that does not answer ends
+// after the dial timeout with 502.
+func TestDialTimeout(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	_, addr := startProxy(t, []string{"slow.test:443"}, WithResolver(blockingResolver{}), WithLimits(Limits{DialTimeout: timeout}))
+	start := time.Now()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "CONNECT slow.test:443 HTTP/1.1\r\nHost: slow.test:443\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	if b := body(resp); resp.StatusCode != 502 || !strings.Contains(b, "deadline exceeded") || time.Since(start) < timeout {
+		t.Errorf("after %v: %d %q", time.Since(start), resp.StatusCode, b)
+	}
+}
+
+// blockingResolver answers only when its context ends.
+type blockingResolver struct{}
+
+func (blockingResolver) LookupNetIP(ctx context.Context, _, _ string) ([]netip.Addr, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestHalfClose: a client that closes its sending side still gets the
+// whole answer through a tunnel.
+func TestHalfClose(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		n, _ := io.Copy(io.Discard, c) // until the client's end of file
+		time.Sleep(50 * time.Millisecond)
+		fmt.Fprintf(c, "got %d", n)
+	}()
+	target := l.Addr().String()
+	_, addr := startProxy(t, []string{target})
+	resp, c, br := connect(t, addr, target)
+	if resp.StatusCode != 200 {
+		t.Fatal(resp.Status)
+	}
+	io.WriteString(c, "0123456789")
+	c.(*net.TCPConn).CloseWrite()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if got, err := io.ReadAll(br); string(got) != "got 10" {
+		t.Errorf("after a half-close: %q, %v", got, err)
+	}
+}
+
+// TestIdleOneWay: a tunnel the upstream host keeps sending on, with a
+// silent client, is not idle; a tunnel whose upstream host has finished
+// and whose client stays silent ends after the idle timeout.
+func TestIdleOneWay(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for i := 0; ; i++ {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			if i == 0 { // trickle for 4 idle timeouts
+				go func() {
+					defer c.Close()
+					for range 20 {
+						c.Write([]byte("x"))
+						time.Sleep(idle / 5)
+					}
+				}()
+			} else { // done at once
+				c.Close()
+			}
+		}
+	}()
+	target := l.Addr().String()
+	_, addr := startProxy(t, []string{target}, WithLimits(Limits{IdleTimeout: idle, MaxTunnels: 1}))
+	resp, c, br := connect(t, addr, target)
+	if resp.StatusCode != 200 {
+		t.Fatal(resp.Status)
+	}
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if got, err := io.ReadAll(br); len(got) != 20 {
+		t.Errorf("the trickle was cut after %d bytes: %v", len(got), err)
+	}
+	c.Close()
+
+	resp, c, br = connectWhenFree(t, addr, target) // upstream closes at once
+	if resp.StatusCode != 200 {
+		t.Fatal(resp.Status)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("want the upstream's end of file, got %v", err)
+	}
+	// The client holds its side open; the tunnel, and its slot, end
+	// after the idle timeout.
+	start := time.Now()
+	for {
+		resp, c2, _ := connect(t, addr, target)
+		if resp.StatusCode == 200 {
+			c2.Close()
+			break
+		}
+		if time.Since(start) > 20*idle {
+			t.Fatalf("a silent half-closed tunnel kept its slot: %s", resp.Status)
+		}
+		time.Sleep(idle / 5)
+	}
+	if time.Since(start) < idle/2 {
+		t.Errorf("the slot came back after %v, before the idle timeout", time.Since(start))
+	}
+	c.Close()
+}
+
+// connectWhenFree retries a CONNECT refused for the tunnel limit while a
+// closed tunnel gives its slot back.
+func connectWhenFree(t *testing.T, addr, target string) (*http.Response, net.Conn, *bufio.Reader) {
+	t.Helper()
+	for start := time.Now(); ; {
+		resp, c, br := connect(t, addr, target)
+		if resp.StatusCode != 403 || resp.Header.Get("X-Proxy-Error") != codeTunnels || time.Since(start) > 10*time.Second {
+			return resp, c, br
+		}
+		c.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestIdleUpload: a forwarded request whose body takes longer than the
+// idle timeout to upload, while the upstream host says nothing, is not
+// idle.
+func TestIdleUpload(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	up := startUpstream(t, "127.0.0.1:0", false)
+	_, addr := startProxy(t, []string{up.Listener.Addr().String()}, WithLimits(Limits{IdleTimeout: idle}))
+	pr, pw := io.Pipe()
+	go func() {
+		for range 20 {
+			pw.Write([]byte("x"))
+			time.Sleep(idle / 5)
+		}
+		pw.Close()
+	}()
+	resp, err := client(addr, nil).Post(up.URL, "text/plain", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := body(resp); resp.StatusCode != 200 || !strings.HasPrefix(b, "hello from") {
+		t.Errorf("a slow upload: %d %q", resp.StatusCode, b)
 	}
 }
