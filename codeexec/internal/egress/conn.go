@@ -76,9 +76,7 @@ func idleRead(c net.Conn, p []byte, act *activity, idle time.Duration) (int, err
 		_ = c.SetReadDeadline(deadline)
 		n, err := c.Read(p)
 		if n > 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
-			if n > 0 {
-				act.touch()
-			}
+			act.touch() // a byte, or the end: either way not idle
 			return n, err
 		}
 	}
@@ -136,9 +134,7 @@ func (u *upConn) Write(p []byte) (int, error) {
 		u.x.bytes.give(g - n)
 		u.x.bytes.sent.Add(int64(n))
 		done += n
-		if n > 0 {
-			u.act.touch()
-		}
+		u.act.touch()
 		if err != nil {
 			return done, err
 		}
@@ -209,12 +205,11 @@ func (x *Proxy) tunnel(conn net.Conn, buffered *bufio.Reader, up *upConn) {
 	if closed {
 		return
 	}
-	// What the client sent right behind its CONNECT, before the answer.
-	if n := buffered.Buffered(); n > 0 {
-		b, _ := buffered.Peek(n)
-		if _, err := up.Write(b); err != nil {
-			return
-		}
+	// What the client sent right behind its CONNECT, before the answer
+	// (usually nothing).
+	early, _ := buffered.Peek(buffered.Buffered())
+	if _, err := up.Write(early); err != nil {
+		return
 	}
 	done := make(chan error, 2)
 	pipe := func(dst interface {

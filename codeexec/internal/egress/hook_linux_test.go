@@ -73,7 +73,8 @@ func runSandboxed(t testing.TB, entries []string, script string, hook bool) sand
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
 	}
-	args = append(args, "--")
+	// The sandbox's rlimits (codeexec's defaults) apply to the hook too.
+	args = append(args, "--", "prlimit", "--core=0", "--as=2147483648", "--nproc=256", "--fsize=134217728", "--cpu=120", "--")
 	if hook {
 		args = append(args, HookArgs(hookExe, hookFD, InsidePort)...)
 	}

@@ -36,8 +36,9 @@ func WithResolver(r Resolver) Option { return func(x *Proxy) { x.resolver = r } 
 // [Policy] within [Limits]. CONNECT requests become tunnels (the TLS
 // inside is not touched); absolute-form http:// requests are forwarded.
 // Anything else is refused: a refusal by the policy or a limit answers 403
-// with the reason in the status line, the body and the X-Proxy-Error
-// header, and is recorded in the [Report].
+// with the reason in the body, the X-Proxy-Error header and, for a
+// CONNECT, the status line (which clients show for a failed tunnel), and
+// is recorded in the [Report].
 //
 // A Proxy serves one run: its limits and report are the run's, and Close
 // ends every connection of it. It is safe for concurrent use.
@@ -313,7 +314,11 @@ func (x *Proxy) dialTransport(ctx context.Context, _, addr string) (net.Conn, er
 	if err != nil {
 		return nil, err
 	}
-	return x.dial(ctx, t)
+	c, err := x.dial(ctx, t)
+	if err != nil {
+		return nil, err // not a nil *upConn in a non-nil net.Conn
+	}
+	return c, nil
 }
 
 // dial connects to t if the policy and the limits allow it: a name is
