@@ -54,7 +54,8 @@ type sandboxRun struct {
 	out, errOut string
 	exit        int
 	report      Report
-	handoff     error // ReceiveListener's error
+	handoff     error         // ReceiveListener's error
+	cpu         time.Duration // user and system time of the sandbox's processes
 }
 
 // runSandboxed runs script (sh -c) in a sandbox; with hook, behind the
@@ -117,6 +118,9 @@ func runSandboxed(t testing.TB, entries []string, script string, hook bool) sand
 	}()
 	err = cmd.Wait()
 	var r sandboxRun
+	if ps := cmd.ProcessState; ps != nil {
+		r.cpu = ps.UserTime() + ps.SystemTime()
+	}
 	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		r.exit = ee.ExitCode()
 	} else if err != nil {
