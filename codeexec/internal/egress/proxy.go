@@ -56,7 +56,6 @@ type Proxy struct {
 
 	mu      sync.Mutex
 	closed  bool
-	opened  int                    // upstream connections opened
 	active  int                    // upstream connections open now
 	live    map[io.Closer]struct{} // open upstream and tunnelled client conns
 	wg      sync.WaitGroup         // requests in flight
@@ -95,7 +94,7 @@ func New(p *Policy, opts ...Option) *Proxy {
 		Rewrite:      func(*httputil.ProxyRequest) {}, // the URL is already the target
 		Transport:    x.tr,
 		ErrorLog:     discard,
-		ErrorHandler: x.upstreamError,
+		ErrorHandler: x.fail,
 		BufferPool:   buffers{},
 	}
 	x.srv = &http.Server{
@@ -224,16 +223,8 @@ func badRequest(w http.ResponseWriter, why string) {
 	http.Error(w, "egress: "+why, http.StatusBadRequest)
 }
 
-// upstreamError answers a failed forwarded request: 403 for a refusal,
-// 502 otherwise.
-func (x *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
-	x.fail(w, r, err)
-}
-
-// fail answers a request the proxy could not serve. A refusal is 403 with
-// its reason in the status line (which Python's urllib and requests show
-// for a CONNECT), the X-Proxy-Error header and the body; anything else is
-// 502.
+// fail answers a request the proxy could not serve (and is the forwarding
+// proxy's ErrorHandler): 403 for a refusal (see Proxy), 502 otherwise.
 func (x *Proxy) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var rf *refusal
 	if !errors.As(err, &rf) {
@@ -418,14 +409,13 @@ func (x *Proxy) acquire(t target) error {
 		case x.closed:
 			x.mu.Unlock()
 			return ErrClosed
-		case x.opened >= x.lim.MaxConns:
+		case x.rep.Connections >= x.lim.MaxConns:
 			x.mu.Unlock()
 			return x.refuse(codeConns, t, "would exceed this run's "+strconv.Itoa(x.lim.MaxConns)+" connections")
 		case x.bytes.left() == 0:
 			x.mu.Unlock()
 			return x.refuse(codeBytes, t, "would exceed this run's "+strconv.FormatInt(x.lim.MaxBytes, 10)+" bytes")
 		case x.active < x.lim.MaxTunnels:
-			x.opened++
 			x.active++
 			x.rep.Connections++
 			x.mu.Unlock()
