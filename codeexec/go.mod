@@ -11,6 +11,8 @@ require (
 	golang.org/x/sys v0.47.0
 )
 
+require golang.org/x/text v0.40.0 // indirect
+
 replace (
 	github.com/adkskills/adkskills/internal/encoding => ../internal/encoding
 	github.com/adkskills/adkskills/internal/truncate => ../internal/truncate
