@@ -4,12 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/depcheck"
 	"github.com/adkskills/adkskills/internal/skillfs"
 )
 
@@ -147,6 +152,62 @@ func wrap(w io.Writer, text, indent string, width int) {
 	}
 }
 
+// dependencyReport prints, for the Python and Node scripts of skills (only:
+// that one), what their dependencies need, and returns how many errors and
+// notes it printed.
+func (c *cli) dependencyReport(ctx context.Context, root *os.Root, dir string, skills []string, only, python string) (errs, notes int) {
+	node := "node"
+	if _, err := exec.LookPath(node); err != nil {
+		node = ""
+	}
+	for _, sk := range skills {
+		if only != "" && sk != only {
+			continue
+		}
+		skill, err := fs.Sub(root.FS(), sk)
+		if err != nil {
+			continue
+		}
+		var scripts []string
+		_ = fs.WalkDir(skill, ".", func(p string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return nil
+			case d.IsDir() && p != "." && strings.HasPrefix(d.Name(), "."), d.IsDir() && d.Name() == "node_modules":
+				return fs.SkipDir
+			case d.Type().IsRegular() && slices.Contains([]string{".py", ".js", ".mjs", ".cjs"}, path.Ext(p)):
+				scripts = append(scripts, p)
+			}
+			return nil
+		})
+		report, err := depcheck.Check(ctx, skill, scripts, python, node, "")
+		if err != nil {
+			c.errorf("validate --deps: %v", err)
+			return errs + 1, notes
+		}
+		for _, s := range report {
+			where := filepath.Join(dir, sk, filepath.FromSlash(s.Path))
+			switch {
+			case s.Err != nil:
+				fmt.Fprintf(c.stdout, "%s: error: dependencies: %v\n", where, s.Err)
+				errs++
+			case len(s.MissingImports) > 0:
+				fmt.Fprintf(c.stdout, "%s: error: imports %s, which nothing installed or declared provides: it cannot run\n", where, strings.Join(s.MissingImports, ", "))
+				errs++
+			}
+			if len(s.Declared) > 0 {
+				fmt.Fprintf(c.stdout, "%s: note: declares %s (in %s)", where, strings.Join(s.Declared, ", "), s.Source)
+				if len(s.Unsatisfied) > 0 {
+					fmt.Fprintf(c.stdout, "; not installed yet: %s (the first run installs them, unless --no-install)", strings.Join(s.Unsatisfied, ", "))
+				}
+				fmt.Fprintln(c.stdout)
+				notes++
+			}
+		}
+	}
+	return errs, notes
+}
+
 // plural formats "1 skill", "2 skills".
 func plural(n int, one, many string) string {
 	if n == 1 {
@@ -163,11 +224,18 @@ FILE:LINE: message line per problem, then a summary; the exit status is 1
 when there is any error, or no skill at all. DIR may also be a single skill
 folder. Hidden folders are not skills; those holding skill folders (as
 .curated does in openai/skills) are named on stderr, with the --skills to
-check them.`
+check them.
 
-func validateCommand(_ context.Context, c *cli, args []string) int {
-	fs := newFlagSet("validate", "adkskills validate [--skills DIR]", validateAbout)
+With --deps it also lists, per script, the dependencies it declares and
+those --python (and node) and the dependency store cannot satisfy without
+installing, and the modules a Python script imports that nothing provides:
+a script that imports such a module is an error, since it cannot run.`
+
+func validateCommand(ctx context.Context, c *cli, args []string) int {
+	fs := newFlagSet("validate", "adkskills validate [--skills DIR] [--deps [--python PROGRAM]]", validateAbout)
 	skills := skillsFlag(fs)
+	checkDeps := fs.Bool("deps", false, "check what each script's dependencies need (never installs)")
+	python := fs.String("python", "python3", "with --deps, the Python that runs .py scripts: a `PROGRAM` in PATH or an absolute path")
 	pos, _, code, done := c.parse(fs, args)
 	if done {
 		return code
@@ -220,6 +288,10 @@ func validateCommand(_ context.Context, c *cli, args []string) int {
 		}
 		p.Path = filepath.Join(dir, filepath.FromSlash(p.Path))
 		fmt.Fprintln(c.stdout, p)
+	}
+	if *checkDeps {
+		e, w := c.dependencyReport(ctx, root, dir, report.Skills, only, *python)
+		errs, warns = errs+e, warns+w
 	}
 	hidden := 0
 	if only == "" {

@@ -87,7 +87,7 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 		c.errorf("%v", err)
 		return exitUsage
 	}
-	wb, code := c.open(ctx, *skills, st.dir, ex.sandbox)
+	wb, code := c.open(ctx, *skills, st.dir, ex)
 	if wb == nil {
 		return code
 	}
@@ -340,6 +340,13 @@ type stagedFile struct {
 	path string
 	size int64
 }
+
+// Interpreters is the wrapped executor's table, so the tools run what it
+// runs.
+func (t *timedExecutor) Interpreters() codeexec.Interpreters { return codeexec.InterpretersOf(t.Executor) }
+
+// Err is the wrapped executor's configuration error.
+func (t *timedExecutor) Err() error { return codeexec.ConfigError(t.Executor) }
 
 func (t *timedExecutor) Execute(ctx context.Context, req *codeexec.Request) (*codeexec.Result, error) {
 	inputs := make([]stagedFile, 0, len(req.Files))

@@ -50,15 +50,33 @@ func (s *storeFlags) register(fs *flagSet) {
 
 // execFlags choose and limit the executor.
 type execFlags struct {
-	sandbox  bool
-	timeout  time.Duration
-	maxChars int
+	sandbox   bool
+	timeout   time.Duration
+	maxChars  int
+	python    string
+	noInstall bool
 }
 
 func (e *execFlags) register(fs *flagSet) {
 	fs.BoolVar(&e.sandbox, "sandbox", false, "run scripts in the bubblewrap sandbox (no network, read-only system) instead of as plain host processes")
 	fs.DurationVar(&e.timeout, "timeout", codeexec.DefaultTimeout, "the time limit of one script run, a `DURATION` such as 30s or 5m")
 	fs.IntVar(&e.maxChars, "max-output-chars", codeexec.DefaultMaxOutputChars, "cap stdout and stderr at `CHARS` characters each")
+	fs.StringVar(&e.python, "python", "", "the Python that runs .py scripts: a `PROGRAM` in PATH or an absolute path (default python3 in PATH)")
+	fs.BoolVar(&e.noInstall, "no-install", false, "do not install the dependencies scripts declare: a missing one is reported instead")
+}
+
+// table is the interpreter table --python asks for (nil: the default).
+func (e *execFlags) table() codeexec.Interpreters {
+	if e.python == "" {
+		return nil
+	}
+	t := codeexec.DefaultInterpreters()
+	for i := range t {
+		if t[i].Language == "python" {
+			t[i].Command = []string{e.python}
+		}
+	}
+	return t
 }
 
 // check reports a flag value out of range.
@@ -203,13 +221,13 @@ func (c *cli) openStore(flagValue string) (*fileartifact.Service, string, error)
 	return s, dir, nil
 }
 
-// executor returns the executor --sandbox asks for; a sandbox that cannot
+// executor returns the executor the flags ask for; a sandbox that cannot
 // isolate on this machine is an error here, before anything runs.
-func (c *cli) executor(ctx context.Context, sandboxed bool) (codeexec.Executor, error) {
-	if !sandboxed {
-		return local.New(), nil
+func (c *cli) executor(ctx context.Context, ex execFlags) (codeexec.Executor, error) {
+	if !ex.sandbox {
+		return local.New(local.WithInterpreters(ex.table()), local.WithDependencies(!ex.noInstall)), nil
 	}
-	s := sandbox.New()
+	s := sandbox.New(sandbox.WithInterpreters(ex.table()), sandbox.WithDependencies(!ex.noInstall))
 	if err := s.Probe(ctx); err != nil {
 		return nil, fmt.Errorf("--sandbox: %w", err)
 	}
@@ -310,7 +328,7 @@ type workbench struct {
 
 // open opens the workbench, reporting a failure on stderr and returning the
 // exit status to leave with (0 on success). The caller closes wb.root.
-func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, sandbox bool) (*workbench, int) {
+func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, ex execFlags) (*workbench, int) {
 	wb := &workbench{skillsDir: c.skillsDir(skillsFlag)}
 	var err error
 	if wb.root, err = c.openSkills(wb.skillsDir); err != nil {
@@ -318,7 +336,7 @@ func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, sandbox bo
 		return nil, exitUsage
 	}
 	if wb.store, wb.storeDir, err = c.openStore(storeFlag); err == nil {
-		wb.exe, err = c.executor(ctx, sandbox)
+		wb.exe, err = c.executor(ctx, ex)
 	}
 	if err != nil {
 		wb.root.Close()

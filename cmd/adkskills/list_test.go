@@ -257,3 +257,36 @@ func TestHiddenAndEmptySkillFolders(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateDependencies: --deps names what each script declares and
+// what is not installed yet, and a script that imports what nothing
+// provides is an error; without --deps nothing of it shows.
+func TestValidateDependencies(t *testing.T) {
+	dir := t.TempDir()
+	for p, c := range map[string]string{
+		"needy/SKILL.md":            "---\nname: needy\ndescription: Needs packages.\n---\n",
+		"needy/scripts/declares.py": "# /// script\n# dependencies = [\"tinydep>=1\"]\n# ///\nimport tinydep\n",
+		"needy/scripts/imports.py":  "import json\nimport nosuchmodule_adkskills\n",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644))
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // an empty dependency store
+	o := invoke(t, invocation{args: []string{"validate", "--skills", dir, "--deps"}})
+	assert.Equal(t, exitFailure, o.code, o.stderr)
+	assert.Equal(t, dir+"/needy/scripts/declares.py: note: declares tinydep>=1 (in scripts/declares.py); not installed yet: tinydep>=1 (the first run installs them, unless --no-install)\n"+
+		dir+"/needy/scripts/imports.py: error: imports nosuchmodule_adkskills, which nothing installed or declared provides: it cannot run\n"+
+		"1 skill, 2 problems (1 error, 1 warning)\n", o.stdout)
+	plain := invoke(t, invocation{args: []string{"validate", "--skills", dir}})
+	assert.Equal(t, exitOK, plain.code)
+	assert.Equal(t, "1 skill, 0 problems (0 errors, 0 warnings)\n", plain.stdout)
+
+	// run --no-install reports what is missing instead of installing it;
+	// --python names the interpreter that runs .py scripts.
+	run := invoke(t, invocation{args: []string{"run", "--skills", dir, "--no-install", "needy", "scripts/declares.py"}})
+	assert.NotEqual(t, exitOK, run.code)
+	assert.Contains(t, run.stdout+run.stderr, "the script's declared dependencies are not available, so it did not run: pip could not install tinydep>=1")
+	py := invoke(t, invocation{args: []string{"run", "--skills", dir, "--python", "/nonexistent/python9", "needy", "scripts/imports.py"}})
+	assert.NotEqual(t, exitOK, py.code)
+	assert.Contains(t, py.stdout+py.stderr, "interpreter could not be started")
+}
