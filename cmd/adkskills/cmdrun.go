@@ -343,7 +343,9 @@ type stagedFile struct {
 
 // Interpreters is the wrapped executor's table, so the tools run what it
 // runs.
-func (t *timedExecutor) Interpreters() codeexec.Interpreters { return codeexec.InterpretersOf(t.Executor) }
+func (t *timedExecutor) Interpreters() codeexec.Interpreters {
+	return codeexec.InterpretersOf(t.Executor)
+}
 
 // Err is the wrapped executor's configuration error.
 func (t *timedExecutor) Err() error { return codeexec.ConfigError(t.Executor) }
