@@ -273,14 +273,8 @@ func (ts *SkillToolset) Tools(ctx agent.ReadonlyContext) ([]tool.Tool, error) {
 	return tools, nil
 }
 
-// ProcessRequest adds the toolset's system instruction and the catalogue of
-// skills to the request, once. ADK calls it only when the toolset sits
-// directly in llmagent.Config.Toolsets; each of the toolset's tools does the
-// same from its own ProcessRequest, so the instruction still reaches the
-// model when the toolset is wrapped (tool.FilterToolset,
-// tool.WithConfirmation), and never twice. ctx is ADK's tool context:
-// agent.ToolContext in ADK v1, agent.Context in ADK v2.
-func (ts *SkillToolset) ProcessRequest(ctx adkglue.ToolContext, req *model.LLMRequest) error {
+// processRequest is ProcessRequest, for either ADK major's context.
+func (ts *SkillToolset) processRequest(ctx adkglue.ToolContext, req *model.LLMRequest) error {
 	for _, v := range ts.variants {
 		if adkglue.HasInstruction(req, v.instruction) {
 			return nil
@@ -344,7 +338,7 @@ type instructed struct {
 
 // ProcessRequest adds the toolset's instruction (once) and declares the tool.
 func (t *instructed) ProcessRequest(ctx adkglue.ToolContext, req *model.LLMRequest) error {
-	if err := t.ts.ProcessRequest(ctx, req); err != nil {
+	if err := t.ts.processRequest(ctx, req); err != nil {
 		return err
 	}
 	return adkglue.PackTool(req, t)
