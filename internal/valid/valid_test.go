@@ -90,3 +90,34 @@ func FuzzPath(f *testing.F) {
 		}
 	})
 }
+
+func TestFilePath(t *testing.T) {
+	tests := []struct {
+		p     string
+		piece string // "" when the path names a file
+	}{
+		{"scripts/a.py", ""},
+		{"a", ""},
+		{".", "names the skill folder"},
+		{"./a", "not clean"},
+		{"a//b", "not clean"},
+		{"a/", "not clean"},
+		{"../a", `".."`},
+		{"/a", "absolute"},
+		{"", "empty"},
+	}
+	for _, tt := range tests {
+		err := FilePath(tt.p)
+		if (err == nil) != (tt.piece == "") || err != nil && !strings.Contains(err.Error(), tt.piece) {
+			t.Errorf("FilePath(%q) = %v, want %q", tt.p, err, tt.piece)
+		}
+	}
+}
+
+func TestBase(t *testing.T) {
+	for p, want := range map[string]string{"": "", "/usr/bin/env": "env", "python3": "python3", "a/b/": "b", "/": "/"} {
+		if got := Base(p); got != want {
+			t.Errorf("Base(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
