@@ -1,6 +1,8 @@
 package host
 
 import (
+	"cmp"
+
 	"github.com/adkskills/adkskills/codeexec"
 
 	"crypto/rand"
@@ -101,8 +103,12 @@ type manifest struct {
 
 // manifestFile is one file of a snapshot, as stored in the cache.
 type manifestFile struct {
-	Path  string      `json:"path"`
-	Mode  fs.FileMode `json:"mode"` // permission bits
+	Path string      `json:"path"`
+	Mode fs.FileMode `json:"mode"` // permission bits
+	// Orig is the skill's own permission bits where the snapshot's differ
+	// (the root-owned cache: no group or other write bit, readable by all),
+	// which a run's own copy of the file gets.
+	Orig  fs.FileMode `json:"orig,omitempty"`
 	Size  int64       `json:"size"`
 	MTime int64       `json:"mtime"` // nanoseconds
 	Dev   uint64      `json:"dev"`
@@ -119,7 +125,11 @@ func (m *manifest) key() string {
 		fmt.Fprintf(h, "d %q\n", d)
 	}
 	for _, f := range m.Files {
-		fmt.Fprintf(h, "f %q %o %d %s\n", f.Path, f.Mode, f.Size, f.Sum)
+		fmt.Fprintf(h, "f %q %o %d %s", f.Path, f.Mode, f.Size, f.Sum)
+		if f.Orig != 0 {
+			fmt.Fprintf(h, " %o", f.Orig)
+		}
+		fmt.Fprintln(h)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -513,6 +523,7 @@ func (b *snapshotBuilder) file(p string, src io.Reader, mode fs.FileMode, mtime 
 	if mode == 0 {
 		mode = 0o644
 	}
+	orig := mode
 	if b.c.readOnly {
 		// The sandbox user reads it through a hard link and must not
 		// write it: root's, and writable by root alone, its modes kept.
@@ -524,10 +535,14 @@ func (b *snapshotBuilder) file(p string, src io.Reader, mode fs.FileMode, mtime 
 		return err
 	}
 	id := idOf(fi)
-	b.m.Files = append(b.m.Files, manifestFile{
+	mf := manifestFile{
 		Path: p, Mode: fi.Mode().Perm(), Size: fi.Size(), MTime: fi.ModTime().UnixNano(),
 		Dev: id.dev, Ino: id.ino, Sum: hex.EncodeToString(b.hash.Sum(nil)),
-	})
+	}
+	if orig.Perm() != mf.Mode {
+		mf.Orig = orig.Perm()
+	}
+	b.m.Files = append(b.m.Files, mf)
 	return nil
 }
 
@@ -726,7 +741,7 @@ func (st *stager) take(c *cache, key, src string, f manifestFile, mode StageMode
 	sum, _ := hex.DecodeString(f.Sum)
 	var rec record
 	copy(rec.sum[:], sum)
-	if mode == StageLink {
+	if mode == StageLink && !st.copyUp(f) {
 		if err := os.Link(src, dst); err != nil {
 			return rec, fmt.Errorf("%w: stage %q: %w", codeexec.ErrWorkspace, f.Path, err)
 		}
@@ -744,8 +759,14 @@ func (st *stager) take(c *cache, key, src string, f manifestFile, mode StageMode
 			return rec, fmt.Errorf("%w: stage %q: %w", codeexec.ErrWorkspace, f.Path, err)
 		}
 	}
-	switch mode {
-	case StageCloneOrLink:
+	switch {
+	case mode == StageLink, mode == StageCloneOrLink && st.copyUp(f):
+		// A small file, copied up for the run (see copyUp).
+		if err := copyContent(src, dst); err != nil {
+			return rec, fmt.Errorf("%w: stage %q: %w", codeexec.ErrWorkspace, f.Path, err)
+		}
+		return st.recordCopy(f, dst, rec)
+	case mode == StageCloneOrLink:
 		if err := st.lease(c, key); err != nil {
 			return rec, fmt.Errorf("%w: stage %q: %w", codeexec.ErrWorkspace, f.Path, err)
 		}
@@ -759,7 +780,7 @@ func (st *stager) take(c *cache, key, src string, f manifestFile, mode StageMode
 		rec.size, rec.mtime, rec.id, rec.shared = f.Size, time.Unix(0, f.MTime), fileID{dev: f.Dev, ino: f.Ino}, true
 		rec.writable, rec.src, rec.mode, rec.ctime = true, src, f.Mode, changeTime(fi)
 		return rec, nil
-	case StageCloneOrCopy:
+	case mode == StageCloneOrCopy:
 		if err := copyContent(src, dst); err != nil {
 			return rec, fmt.Errorf("%w: stage %q: %w", codeexec.ErrWorkspace, f.Path, err)
 		}
@@ -832,14 +853,37 @@ func (u *snapshotUse) release() {
 	}
 }
 
-// recordCopy gives the run's own copy of f at dst f's mode and time, and
-// records it.
-func (st *stager) recordCopy(f manifestFile, dst string, rec record) (record, error) {
-	mode := f.Mode
-	if mode == 0 {
-		mode = 0o644
+// Copy-up bounds. A run that would link a snapshot's files (the sandbox of
+// a root agent, StageLink, whose script can read them but never write
+// them; Local on a file system that cannot clone, StageCloneOrLink, whose
+// script could write through the link) gets its own copies of the small
+// ones instead, with the skill's own modes, within these bounds: the
+// templates, configurations and scripts a script may rewrite or chmod in
+// place, which no other run then sees, at the cost of a copy each. Larger
+// files stay shared: read-only under the sandbox, checked after the run
+// under Local.
+const (
+	copyUpFileBytes = 1 << 20  // the largest file copied
+	copyUpRunBytes  = 16 << 20 // the bytes copied for one run
+	copyUpRunFiles  = 256      // the files copied for one run
+)
+
+// copyUp reports whether the run gets its own copy of the snapshot file f
+// (see copyUpFileBytes), and counts it.
+func (st *stager) copyUp(f manifestFile) bool {
+	if f.Size > copyUpFileBytes || st.copiedFiles >= copyUpRunFiles || st.copiedBytes+f.Size > copyUpRunBytes {
+		return false
 	}
-	if err := os.Chmod(dst, mode|0o200); err != nil {
+	st.copiedFiles++
+	st.copiedBytes += f.Size
+	return true
+}
+
+// recordCopy gives the run's own copy of f at dst the skill's mode and
+// f's time, and records it.
+func (st *stager) recordCopy(f manifestFile, dst string, rec record) (record, error) {
+	mode := cmp.Or(f.Orig, f.Mode, 0o644)
+	if err := os.Chmod(dst, mode); err != nil {
 		return rec, fmt.Errorf("%w: stage %q: %w", codeexec.ErrWorkspace, f.Path, err)
 	}
 	mt := time.Unix(0, f.MTime)

@@ -175,6 +175,9 @@ type stager struct {
 	script   string
 	snap     snapshot
 	use      *snapshotUse // the snapshot the run links files of, if it can write them
+
+	copiedFiles int   // the snapshot files copied up (see copyUp)
+	copiedBytes int64 // and their bytes
 }
 
 // stage writes req's skill folder and then its extra files into the skill
