@@ -2,6 +2,7 @@ package hostsuite
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,7 @@ func testDependencies(t *testing.T, newExec NewExecutor) {
 	if err := os.Chmod(store, 0o755); err != nil { // the sandbox user reads the environments
 		t.Fatal(err)
 	}
+	writable(t, store)
 	tests := []struct {
 		name    string
 		files   map[string]string
@@ -59,6 +61,9 @@ func testDependencies(t *testing.T, newExec NewExecutor) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := tt.opts
+			if o.DependencyStore != "" {
+				writable(t, filepath.Dir(o.DependencyStore))
+			}
 			if o.DependencyStore == "" {
 				o.DependencyStore = store
 			}
@@ -78,4 +83,17 @@ func testDependencies(t *testing.T, newExec NewExecutor) {
 			}
 		})
 	}
+}
+
+// writable makes the environments under dir writable again before the test
+// removes it: they are read-only, which only root's removal ignores.
+func writable(t *testing.T, dir string) {
+	t.Cleanup(func() {
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				_ = os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+	})
 }
