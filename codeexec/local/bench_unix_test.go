@@ -3,8 +3,8 @@
 package local
 
 import (
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/host"
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 
 	"context"
 	"io"
@@ -133,7 +133,7 @@ func (h *heapSampler) growth() uint64 {
 // through Local; the peak Go heap growth must stay under 64 MiB.
 func BenchmarkLocalMemory(b *testing.B) {
 	e := New()
-	req := hosttest.Script("scripts/gen.py", genSrc)
+	req := codeexectest.Script("scripts/gen.py", genSrc)
 	req.Args = []string{strconv.Itoa(benchStreamBytes), "both"}
 	req.Limits.Timeout = 10 * time.Minute
 	var peak uint64
@@ -155,7 +155,7 @@ func BenchmarkLocalMemory(b *testing.B) {
 // io.Discard, alternating in one run. Target: ratio >= 0.8.
 func BenchmarkCaptureThroughput(b *testing.B) {
 	e := New()
-	req := hosttest.Script("scripts/gen.py", genSrc)
+	req := codeexectest.Script("scripts/gen.py", genSrc)
 	req.Args = []string{strconv.Itoa(benchStreamBytes), "stdout"}
 	req.Limits.Timeout = 10 * time.Minute
 	plain := newPlainRun(b, req.Script, genSrc)
@@ -221,7 +221,7 @@ func BenchmarkPerRunOverhead(b *testing.B) {
 
 func benchPerRun(b *testing.B, workspaceDir string) {
 	e := New(WithWorkspaceDir(workspaceDir))
-	req := hosttest.Script("scripts/trivial.py", trivialSrc)
+	req := codeexectest.Script("scripts/trivial.py", trivialSrc)
 	plain := newPlainRun(b, req.Script, trivialSrc)
 	var local, base, outside []time.Duration
 	b.ResetTimer()

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 )
 
 // The agent TestAgentEnvironmentHidden starts as an unprivileged user.
@@ -93,7 +93,7 @@ func TestAgentEnvironmentChild(t *testing.T) {
 	if mode == "" {
 		t.Skip("runs only as the child of TestAgentEnvironmentHidden")
 	}
-	res := hosttest.MustRun(t, New(WithDumpableAgent(mode == "dumpable")), hosttest.Script("scripts/read.py", readAgentEnv))
+	res := codeexectest.MustRun(t, New(WithDumpableAgent(mode == "dumpable")), codeexectest.Script("scripts/read.py", readAgentEnv))
 	t.Logf("stderr: %s", res.Stderr.Text)
 	os.Stdout.WriteString("SCRIPT: " + res.Stdout.Text)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/host"
 	"github.com/adkskills/adkskills/codeexec/internal/hostsuite"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
@@ -22,7 +23,7 @@ func TestLocalHost(t *testing.T) {
 func TestLocalSetsidEscapee(t *testing.T) {
 	const delay = 300 * time.Millisecond
 	marker := hosttest.NewMarker(t)
-	req := hosttest.Script("scripts/escape.sh", hosttest.EscapeeScript)
+	req := codeexectest.Script("scripts/escape.sh", hosttest.EscapeeScript)
 	req.Env = map[string]string{hosttest.MarkerVar: marker}
 	_, elapsed := hosttest.RunBounded(t, New(WithWaitDelay(delay)), req, 0, marker)
 	if limit := delay + hosttest.Grace; elapsed > limit {

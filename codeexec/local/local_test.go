@@ -1,8 +1,8 @@
 package local
 
 import (
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/host"
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 
 	"github.com/adkskills/adkskills/codeexec"
 
@@ -30,7 +30,7 @@ print(os.path.dirname(root))
 print(oct(stat.S_IMODE(os.stat(root).st_mode)), oct(stat.S_IMODE(os.stat(ws).st_mode)))
 print(os.path.relpath(os.getcwd(), ws), os.path.relpath(os.environ["HOME"], ws), os.path.relpath(os.environ["TMPDIR"], ws))
 `
-	res := hosttest.MustRun(t, New(WithWorkspaceDir(dir)), hosttest.Script("scripts/ws.py", src))
+	res := codeexectest.MustRun(t, New(WithWorkspaceDir(dir)), codeexectest.Script("scripts/ws.py", src))
 	want := dir + "\n0o700 0o700\nskill .home .tmp\n"
 	if res.Stdout.Text != want {
 		t.Errorf("stdout %q (stderr %q), want %q", res.Stdout.Text, res.Stderr.Text, want)
@@ -52,7 +52,7 @@ func TestLocalInvalidOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := New(tt.opt).Execute(context.Background(), hosttest.Script("scripts/a.sh", "echo hi"))
+			_, err := New(tt.opt).Execute(context.Background(), codeexectest.Script("scripts/a.sh", "echo hi"))
 			if !errors.Is(err, codeexec.ErrInvalidConfig) || !errors.Is(New(tt.opt).Err(), codeexec.ErrInvalidConfig) {
 				t.Errorf("err = %v, Err() = %v, want ErrInvalidConfig", err, New(tt.opt).Err())
 			}
@@ -62,7 +62,7 @@ func TestLocalInvalidOptions(t *testing.T) {
 
 func TestLocalWorkspaceDirMissing(t *testing.T) {
 	e := New(WithWorkspaceDir(filepath.Join(t.TempDir(), "missing")))
-	if _, err := e.Execute(context.Background(), hosttest.Script("scripts/a.sh", "echo hi")); !errors.Is(err, codeexec.ErrWorkspace) {
+	if _, err := e.Execute(context.Background(), codeexectest.Script("scripts/a.sh", "echo hi")); !errors.Is(err, codeexec.ErrWorkspace) {
 		t.Errorf("err = %v, want ErrWorkspace", err)
 	}
 }
@@ -71,11 +71,11 @@ func TestLocalInterpreterTable(t *testing.T) {
 	table := append(codeexec.DefaultInterpreters(), codeexec.Interpreter{Language: "posix", Extensions: []string{".posix"}, Command: []string{"sh", "-e"}})
 	e := New(WithInterpreters(table))
 	table[len(table)-1].Command[0] = "changed-after-New" // the executor holds a copy
-	res := hosttest.MustRun(t, e, hosttest.Script("scripts/a.POSIX", "echo \"$0 $1\"; false; echo unreachable"))
+	res := codeexectest.MustRun(t, e, codeexectest.Script("scripts/a.POSIX", "echo \"$0 $1\"; false; echo unreachable"))
 	if res.Stdout.Text != "scripts/a.POSIX \n" || res.ExitCode != 1 {
 		t.Errorf("exit %d stdout %q stderr %q", res.ExitCode, res.Stdout.Text, res.Stderr.Text)
 	}
-	if _, err := New(WithInterpreters(codeexec.Interpreters{})).Execute(context.Background(), hosttest.Script("scripts/a.py", "")); !errors.Is(err, codeexec.ErrUnsupportedScript) {
+	if _, err := New(WithInterpreters(codeexec.Interpreters{})).Execute(context.Background(), codeexectest.Script("scripts/a.py", "")); !errors.Is(err, codeexec.ErrUnsupportedScript) {
 		t.Errorf("empty table: err = %v, want ErrUnsupportedScript", err)
 	}
 }
@@ -86,14 +86,14 @@ func TestLocalInterpreterTable(t *testing.T) {
 func TestLocalShebangScript(t *testing.T) {
 	src := "#!/usr/bin/env python3\nimport sys\nprint('py', sys.argv[1:])\n"
 	fromFiles := &codeexec.Request{Files: []codeexec.File{{Path: "scripts/tool", Data: []byte(src)}}, Script: "scripts/tool", Args: []string{"a"}}
-	for _, req := range []*codeexec.Request{hosttest.Script("scripts/tool", src), fromFiles} {
+	for _, req := range []*codeexec.Request{codeexectest.Script("scripts/tool", src), fromFiles} {
 		req.Args = []string{"a"}
-		res := hosttest.MustRun(t, New(), req)
+		res := codeexectest.MustRun(t, New(), req)
 		if res.Stdout.Text != "py ['a']\n" || res.ExitCode != 0 {
 			t.Errorf("exit %d stdout %q stderr %q", res.ExitCode, res.Stdout.Text, res.Stderr.Text)
 		}
 	}
-	if _, err := New().Execute(context.Background(), hosttest.Script("scripts/tool", "#!/usr/bin/env ruby\n")); !errors.Is(err, codeexec.ErrUnsupportedScript) {
+	if _, err := New().Execute(context.Background(), codeexectest.Script("scripts/tool", "#!/usr/bin/env ruby\n")); !errors.Is(err, codeexec.ErrUnsupportedScript) {
 		t.Errorf("a #! line no entry runs: err = %v, want ErrUnsupportedScript", err)
 	}
 }
@@ -102,7 +102,7 @@ func TestLocalCancelledBeforeStart(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := New(WithWorkspaceDir(dir)).Execute(ctx, hosttest.Script("scripts/a.sh", "echo hi"))
+	_, err := New(WithWorkspaceDir(dir)).Execute(ctx, codeexectest.Script("scripts/a.sh", "echo hi"))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
@@ -119,7 +119,7 @@ func TestLocalPyenvShim(t *testing.T) {
 	if err != nil || got[0] == shim {
 		t.Fatalf("resolveInterpreter = %v, %v; want the real interpreter behind %s", got, err, shim)
 	}
-	res := hosttest.MustRun(t, New(), hosttest.Script("scripts/v.py", "import sys\nprint(sys.executable)"))
+	res := codeexectest.MustRun(t, New(), codeexectest.Script("scripts/v.py", "import sys\nprint(sys.executable)"))
 	if strings.TrimSpace(res.Stdout.Text) == "" || res.ExitCode != 0 {
 		t.Errorf("exit %d stdout %q stderr %q", res.ExitCode, res.Stdout.Text, res.Stderr.Text)
 	}
@@ -130,10 +130,10 @@ func TestLocalPyenvShim(t *testing.T) {
 func TestLocalOmittedListCapped(t *testing.T) {
 	const extra = 7
 	n := 1 + host.MaxOmittedListed + extra // one kept, the rest omitted
-	req := hosttest.Script("scripts/flood.py", "import sys\nfor i in range(int(sys.argv[1])):\n    open('f%05d' % i, 'w').write('x')\n")
+	req := codeexectest.Script("scripts/flood.py", "import sys\nfor i in range(int(sys.argv[1])):\n    open('f%05d' % i, 'w').write('x')\n")
 	req.Args = []string{strconv.Itoa(n)}
 	req.Limits.Output = codeexec.FileLimits{MaxFiles: 1}
-	res := hosttest.MustRun(t, New(), req)
+	res := codeexectest.MustRun(t, New(), req)
 	if len(res.Files) != 1 || len(res.Omitted) != host.MaxOmittedListed+1 {
 		t.Fatalf("files %d omitted %d, want 1 and %d (stderr %q)", len(res.Files), len(res.Omitted), host.MaxOmittedListed+1, res.Stderr.Text)
 	}

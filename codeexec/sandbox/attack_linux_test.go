@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 	"github.com/adkskills/adkskills/codeexec/local"
 
@@ -48,7 +49,7 @@ func TestSandboxSeccomp(t *testing.T) {
 	}
 	arg, _ := json.Marshal(nrs)
 	run := func(s *Executor) map[string]int {
-		res := hosttest.MustRun(t, s, attack(t, "seccomp_attack.py", string(arg)))
+		res := codeexectest.MustRun(t, s, attack(t, "seccomp_attack.py", string(arg)))
 		var got map[string]int
 		decode(t, res, &got)
 		return got
@@ -88,7 +89,7 @@ if pid == 0:
     os._exit(7)
 print(os.waitpid(pid, 0)[1] >> 8)
 `
-	res := hosttest.MustRun(t, New(), hosttest.Script("scripts/ok.py", src))
+	res := codeexectest.MustRun(t, New(), codeexectest.Script("scripts/ok.py", src))
 	if res.ExitCode != 0 || res.Stdout.Text != "child\n7\n" {
 		t.Errorf("exit %d stdout %q stderr %q", res.ExitCode, res.Stdout.Text, res.Stderr.Text)
 	}
@@ -121,7 +122,7 @@ func TestSandboxDescriptors(t *testing.T) {
 	}
 	for name, e := range map[string]codeexec.Executor{"Sandbox": New(), "Local": local.New()} {
 		t.Run(name, func(t *testing.T) {
-			res := hosttest.MustRun(t, e, attack(t, "fd_attack.py"))
+			res := codeexectest.MustRun(t, e, attack(t, "fd_attack.py"))
 			var got map[string]any
 			decode(t, res, &got)
 			if len(got) != 0 {
@@ -145,7 +146,7 @@ func TestSandboxKillParent(t *testing.T) {
 		t.Fatalf("Execute: %v", err)
 	}
 	if !strings.HasPrefix(res.Stdout.Text, "before the kill\n") || len(res.Files) != 1 || res.Files[0].Path != "kept.txt" {
-		t.Errorf("exit %d stdout %q files %v: want the output and the file written before the kill", res.ExitCode, res.Stdout.Text, hosttest.Paths(res.Files))
+		t.Errorf("exit %d stdout %q files %v: want the output and the file written before the kill", res.ExitCode, res.Stdout.Text, codeexectest.Paths(res.Files))
 	}
 	if res.ExitCode < 128 {
 		t.Errorf("exit %d, stdout %q: the run should end with the helpers the script killed", res.ExitCode, res.Stdout.Text)
@@ -168,7 +169,7 @@ func TestSandboxNothingAliveAtCollection(t *testing.T) {
 			t.Fatalf("run %d: processes of the run alive after Execute returned: %v", i, hosttest.Describe(alive))
 		}
 		if res.Stdout.Text != "started\n" || len(res.Files) != 1 || res.Files[0].Path != "busy.txt" {
-			t.Fatalf("run %d: stdout %q files %v", i, res.Stdout.Text, hosttest.Paths(res.Files))
+			t.Fatalf("run %d: stdout %q files %v", i, res.Stdout.Text, codeexectest.Paths(res.Files))
 		}
 	}
 }
@@ -178,7 +179,7 @@ func TestSandboxNothingAliveAtCollection(t *testing.T) {
 func TestSandboxHidesHostPaths(t *testing.T) {
 	requireSandbox(t)
 	dir := t.TempDir()
-	res := hosttest.MustRun(t, New(WithWorkspaceDir(dir)), attack(t, "proc_view.py"))
+	res := codeexectest.MustRun(t, New(WithWorkspaceDir(dir)), attack(t, "proc_view.py"))
 	var seen map[string]string
 	decode(t, res, &seen)
 	if len(seen) == 0 {
@@ -244,7 +245,7 @@ func TestSandboxReadOnlyPaths(t *testing.T) {
 			t.Fatal(err)
 		}
 		src := fmt.Sprintf("cat %s/table.csv; touch %s/x 2>/dev/null && echo writable", filepath.Join(base, "link-data"), data)
-		res := hosttest.MustRun(t, s, hosttest.Script("scripts/ro.sh", src))
+		res := codeexectest.MustRun(t, s, codeexectest.Script("scripts/ro.sh", src))
 		if res.Stdout.Text != "a,b\n" {
 			t.Errorf("stdout %q stderr %q: want the file, read-only, at the path given and at its target", res.Stdout.Text, res.Stderr.Text)
 		}
@@ -268,7 +269,7 @@ func TestSandboxInterpreterUnderTmp(t *testing.T) {
 		t.Skipf("python3 -m venv: %v: %s", err, out)
 	}
 	table := codeexec.Interpreters{{Language: "python", Extensions: []string{".py"}, Command: []string{filepath.Join(venv, "bin", "python")}}}
-	res := hosttest.MustRun(t, New(WithInterpreters(table)), hosttest.Script("scripts/v.py", "import sys; print(sys.prefix)"))
+	res := codeexectest.MustRun(t, New(WithInterpreters(table)), codeexectest.Script("scripts/v.py", "import sys; print(sys.prefix)"))
 	if res.ExitCode != 0 || strings.TrimSpace(res.Stdout.Text) != venv {
 		t.Errorf("exit %d stdout %q stderr %q: want the venv's prefix %s", res.ExitCode, res.Stdout.Text, res.Stderr.Text, venv)
 	}
@@ -304,21 +305,21 @@ func TestNoZombiesWhenPID1(t *testing.T) {
 		t.Fatal(err)
 	}
 	timeout := attack(t, "busy_leftovers.sh")
-	timeout.Skill = hosttest.SkillOf(map[string]string{"scripts/t.sh": "sleep 300 & sleep 300"})
+	timeout.Skill = codeexectest.Skill(map[string]string{"scripts/t.sh": "sleep 300 & sleep 300"})
 	timeout.Script = "scripts/t.sh"
 	timeout.Limits.Timeout = 500 * time.Millisecond
 	runs := []struct {
 		e   codeexec.Executor
 		req *codeexec.Request
 	}{
-		{s, hosttest.Script("scripts/a.sh", "echo hi")},
+		{s, codeexectest.Script("scripts/a.sh", "echo hi")},
 		{s, attack(t, "busy_leftovers.sh")},
 		{s, timeout},
-		{local.New(), hosttest.Script("scripts/bg.sh", "sleep 300 & (sleep 300 &) ; echo started")},
-		{local.New(), hosttest.Script("scripts/busy.sh", "nohup sh -c 'while :; do :; done' >/dev/null 2>&1 & exit 0")},
+		{local.New(), codeexectest.Script("scripts/bg.sh", "sleep 300 & (sleep 300 &) ; echo started")},
+		{local.New(), codeexectest.Script("scripts/busy.sh", "nohup sh -c 'while :; do :; done' >/dev/null 2>&1 & exit 0")},
 	}
 	for _, r := range runs {
-		hosttest.MustRun(t, r.e, r.req)
+		codeexectest.MustRun(t, r.e, r.req)
 	}
 	if z := zombieChildren(); len(z) > 0 {
 		t.Errorf("zombies left to the agent: %v", hosttest.Describe(z))
@@ -367,7 +368,7 @@ func TestAgentChild(t *testing.T) {
 	if kind == "sandbox" {
 		e = New(WithWorkspaceDir(os.Getenv(agentDirEnv)))
 	}
-	req := hosttest.Script("scripts/agent.sh", agentScript)
+	req := codeexectest.Script("scripts/agent.sh", agentScript)
 	req.Env = map[string]string{hosttest.MarkerVar: os.Getenv(hosttest.MarkerVar)}
 	_, _ = e.Execute(context.Background(), req)
 	t.Error("the run ended before the agent was killed")
@@ -430,7 +431,7 @@ func TestAgentKilled(t *testing.T) {
 			if kind == "sandbox" {
 				next = New(WithWorkspaceDir(dir))
 			}
-			hosttest.MustRun(t, next, hosttest.Script("scripts/a.sh", "echo next"))
+			codeexectest.MustRun(t, next, codeexectest.Script("scripts/a.sh", "echo next"))
 			if alive := hosttest.Survivors(marker); len(alive) > 0 {
 				t.Errorf("the dead run's processes survived the next start: %v", hosttest.Describe(alive))
 			}

@@ -1,7 +1,7 @@
 package sandbox
 
 import (
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/local"
 
 	"github.com/adkskills/adkskills/codeexec"
@@ -26,7 +26,7 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 	if err := sb.Probe(ctx); err != nil {
 		b.Fatal(err)
 	}
-	req := hosttest.Script("scripts/trivial.py", "print('hi')\n")
+	req := codeexectest.Script("scripts/trivial.py", "print('hi')\n")
 	run := func(e codeexec.Executor) time.Duration {
 		start := time.Now()
 		res, err := e.Execute(ctx, req)

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/host"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 
@@ -46,7 +47,7 @@ func TestSandboxCachePoisoning(t *testing.T) {
 	dir := hosttest.NewWorkspaceDir(t)
 	e := New(WithWorkspaceDir(dir))
 	src := hosttest.SkillDir(t, map[string]string{"scripts/p.py": poisonScript, "scripts/a.sh": catScript, "data/a.txt": "clean"})
-	hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}) // builds the snapshot
+	codeexectest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}) // builds the snapshot
 	snaps := host.Snapshots(dir)
 	if len(snaps) != 1 {
 		t.Fatalf("snapshots %v, want one", snaps)
@@ -59,7 +60,7 @@ func TestSandboxCachePoisoning(t *testing.T) {
 
 	// The poisoner alone, then the snapshot itself: same inode, owner,
 	// mode and bytes.
-	res := hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/p.py"})
+	res := codeexectest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/p.py"})
 	t.Logf("poisoning attempts: %s", strings.TrimSpace(res.Stdout.Text))
 	after, err := os.Lstat(shipped)
 	if err != nil {
@@ -74,12 +75,12 @@ func TestSandboxCachePoisoning(t *testing.T) {
 	var wg sync.WaitGroup
 	reads := make([]string, together)
 	wg.Go(func() {
-		res := hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/p.py"})
+		res := codeexectest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/p.py"})
 		t.Logf("poisoning attempts: %s", strings.TrimSpace(res.Stdout.Text))
 	})
 	for i := range together {
 		wg.Go(func() {
-			reads[i] = hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}).Stdout.Text
+			reads[i] = codeexectest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}).Stdout.Text
 		})
 	}
 	wg.Wait()
@@ -89,7 +90,7 @@ func TestSandboxCachePoisoning(t *testing.T) {
 		}
 	}
 	for range 2 {
-		if res := hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}); res.Stdout.Text != "clean" {
+		if res := codeexectest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}); res.Stdout.Text != "clean" {
 			t.Errorf("a run after the poisoner read %q", res.Stdout.Text)
 		}
 	}

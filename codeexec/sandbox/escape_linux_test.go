@@ -7,6 +7,7 @@ package sandbox
 // through TestSandboxUnprivilegedAgent, as an unprivileged one.
 
 import (
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/host"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 
@@ -109,7 +110,7 @@ func TestSandboxInitHijack(t *testing.T) {
 	if left := hosttest.Survivors(marker); len(left) > 0 {
 		t.Errorf("processes of the run outlived the agent's SIGKILL: %v", hosttest.Describe(left))
 	}
-	hosttest.MustRun(t, New(WithWorkspaceDir(dir)), hosttest.Script("scripts/a.sh", "echo next"))
+	codeexectest.MustRun(t, New(WithWorkspaceDir(dir)), codeexectest.Script("scripts/a.sh", "echo next"))
 	if left := hosttest.Survivors(marker); len(left) > 0 {
 		t.Errorf("processes of the dead run survived the next start: %v", hosttest.Describe(left))
 	}
@@ -138,7 +139,7 @@ func TestSandboxKeyring(t *testing.T) {
 	if b, _ := os.ReadFile("/proc/keys"); !strings.Contains(string(b), desc) {
 		t.Fatalf("control: the agent itself does not see its key in /proc/keys:\n%s", b)
 	}
-	res := hosttest.MustRun(t, New(), attack(t, "keyring_view.py"))
+	res := codeexectest.MustRun(t, New(), attack(t, "keyring_view.py"))
 	var got map[string]string
 	decode(t, res, &got)
 	if strings.Contains(got["/proc/keys"], desc) {
@@ -164,7 +165,7 @@ func TestSandboxSeccompGaps(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the call numbers are x86_64's")
 	}
-	res := hosttest.MustRun(t, New(), attack(t, "seccomp_gaps.py"))
+	res := codeexectest.MustRun(t, New(), attack(t, "seccomp_gaps.py"))
 	var got map[string]any
 	decode(t, res, &got)
 	names := slices.Sorted(maps.Keys(got))
@@ -220,7 +221,7 @@ func TestSandboxHugeFolder(t *testing.T) {
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	res := hosttest.MustRun(t, New(), req)
+	res := codeexectest.MustRun(t, New(), req)
 	close(stop)
 	if res.Stdout.Text != fmt.Sprintf("made %d\n", entries) {
 		t.Fatalf("the script did not make its folder: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout.Text, res.Stderr.Text)
@@ -334,7 +335,7 @@ func TestSandboxVsock(t *testing.T) {
 		t.Skipf("no vsock on this machine (%v): nothing to reach", err)
 	}
 	unix.Close(fd)
-	res := hosttest.MustRun(t, New(), attack(t, "vsock_attack.py"))
+	res := codeexectest.MustRun(t, New(), attack(t, "vsock_attack.py"))
 	var got map[string]any
 	decode(t, res, &got)
 	if got["socket"] == "created" {
@@ -371,7 +372,7 @@ func TestSandboxDeepTree(t *testing.T) {
 	depth := int(low.Cur) + 1000
 	dir := t.TempDir()
 	t.Cleanup(func() { _ = exec.Command("rm", "-rf", dir).Run() }) // t.TempDir's own removal fails the same way
-	res := hosttest.MustRun(t, New(WithWorkspaceDir(dir)), attack(t, "deep_tree.py", strconv.Itoa(depth)))
+	res := codeexectest.MustRun(t, New(WithWorkspaceDir(dir)), attack(t, "deep_tree.py", strconv.Itoa(depth)))
 	if res.Stdout.Text != fmt.Sprintf("depth %d\n", depth) {
 		t.Fatalf("the script did not nest its folders: exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout.Text, res.Stderr.Text)
 	}
@@ -411,9 +412,9 @@ func TestSandboxHostEnv(t *testing.T) {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	mark := filepath.Join(dir, "mark")
-	req := hosttest.Script("scripts/hi.sh", "echo hi")
+	req := codeexectest.Script("scripts/hi.sh", "echo hi")
 	req.Env = map[string]string{"LD_PRELOAD": lib, "COLDATTACK_MARK": mark}
-	res := hosttest.MustRun(t, New(), req)
+	res := codeexectest.MustRun(t, New(), req)
 	if b, err := os.ReadFile(mark); err == nil {
 		t.Errorf("a library named by the request's Env ran outside the sandbox (agent uid %d):\n%s(script: exit %d, stdout %q)",
 			os.Geteuid(), b, res.ExitCode, res.Stdout.Text)

@@ -9,6 +9,7 @@ package sandbox
 // are POSIX shell, so that they run wherever the sandbox does.
 
 import (
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/host"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 
@@ -72,7 +73,7 @@ func TestSandboxHostNetns(t *testing.T) {
 	}
 	defer ul.Close()
 
-	res := hosttest.MustRun(t, New(), hosttest.Script("scripts/netns.sh", hostNetnsScript))
+	res := codeexectest.MustRun(t, New(), codeexectest.Script("scripts/netns.sh", hostNetnsScript))
 	out := res.Stdout.Text
 	if res.ExitCode != 0 {
 		t.Fatalf("the script failed: exit %d, stderr %q", res.ExitCode, res.Stderr.Text)
@@ -188,7 +189,7 @@ func TestSandboxTmpfsInodes(t *testing.T) {
 		{"WithTmpSize", []Option{WithTmpSize(1 << 20)}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res := hosttest.MustRun(t, New(tt.opts...), hosttest.Script("scripts/tmp.sh", tmpScript))
+			res := codeexectest.MustRun(t, New(tt.opts...), codeexectest.Script("scripts/tmp.sh", tmpScript))
 			lines := strings.Split(strings.TrimSpace(res.Stdout.Text), "\n")
 			if res.ExitCode != 0 || len(lines) != 5 {
 				t.Fatalf("exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout.Text, res.Stderr.Text)
@@ -225,7 +226,7 @@ for _ in range(600):
 `
 
 // ptyScript opens one pseudo-terminal, as a script driving an interactive
-// tool (pty.spawn, expect, hosttest.Script(1)) does.
+// tool (pty.spawn, expect, codeexectest.Script(1)) does.
 const ptyScript = `import os
 try:
     m, s = os.openpty()
@@ -248,14 +249,14 @@ except OSError as e:
 // answers the same with the hog alive as without it.
 func TestSandboxPtyExhaustion(t *testing.T) {
 	requireSandbox(t)
-	alone := hosttest.MustRun(t, New(), hosttest.Script("scripts/pty.py", ptyScript))
+	alone := codeexectest.MustRun(t, New(), codeexectest.Script("scripts/pty.py", ptyScript))
 	if !strings.Contains(alone.Stdout.Text, "No such file or directory") {
 		t.Errorf("a run can open a pseudo-terminal: %q, stderr %q", alone.Stdout.Text, alone.Stderr.Text)
 	}
-	hog := hosttest.Script("scripts/pty_hog.py", ptyHogScript)
+	hog := codeexectest.Script("scripts/pty_hog.py", ptyHogScript)
 	hog.Limits.Timeout = 2 * time.Minute
 	h := startHeld(t, hog, hosttest.HardDeadline)
-	other := hosttest.MustRun(t, New(), hosttest.Script("scripts/pty.py", ptyScript))
+	other := codeexectest.MustRun(t, New(), codeexectest.Script("scripts/pty.py", ptyScript))
 	held := h.release(t)
 	if !strings.HasPrefix(held.Stdout.Text, "holding 0 ") {
 		t.Errorf("a run holds pseudo-terminals: %q", held.Stdout.Text)

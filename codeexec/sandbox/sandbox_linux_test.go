@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/hostsuite"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 
@@ -92,7 +93,7 @@ func attack(t *testing.T, name string, args ...string) *codeexec.Request {
 		t.Fatal(err)
 	}
 	return &codeexec.Request{
-		Skill:  hosttest.SkillOf(map[string]string{"scripts/" + name: string(src)}),
+		Skill:  codeexectest.Skill(map[string]string{"scripts/" + name: string(src)}),
 		Script: "scripts/" + name,
 		Args:   args,
 		Limits: codeexec.Limits{Timeout: time.Minute},
@@ -237,7 +238,7 @@ func TestSandboxNetwork(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := accepted.Load()
-			res := hosttest.MustRun(t, New(tt.opts...), attack(t, "net_attack.py", targets...))
+			res := codeexectest.MustRun(t, New(tt.opts...), attack(t, "net_attack.py", targets...))
 			var got struct {
 				Interfaces []string
 				Targets    map[string]string
@@ -309,7 +310,7 @@ func TestSandboxFilesystem(t *testing.T) {
 	}
 
 	token := hosttest.RandHex(8)
-	res := hosttest.MustRun(t, New(), attack(t, "fs_attack.py", append([]string{token, secret, f.Name()}, homePaths...)...))
+	res := codeexectest.MustRun(t, New(), attack(t, "fs_attack.py", append([]string{token, secret, f.Name()}, homePaths...)...))
 	var got struct {
 		Read     map[string]string
 		Exists   map[string]bool
@@ -491,7 +492,7 @@ func TestSandboxEnvironment(t *testing.T) {
 	for k, v := range secrets {
 		t.Setenv(k, v)
 	}
-	res := hosttest.MustRun(t, New(), attack(t, "env_attack.py"))
+	res := codeexectest.MustRun(t, New(), attack(t, "env_attack.py"))
 	var got struct {
 		Env  map[string]string
 		Proc map[string]string
@@ -574,7 +575,7 @@ func TestSandboxLimits(t *testing.T) {
 					t.Errorf("stdout %q, stderr %q, want %q", res.Stdout.Text, res.Stderr.Text, want)
 				}
 				if len(res.Files) != 1 || len(res.Files[0].Data) != fileSize {
-					t.Errorf("files %v: want big.bin of %d bytes", hosttest.Paths(res.Files), fileSize)
+					t.Errorf("files %v: want big.bin of %d bytes", codeexectest.Paths(res.Files), fileSize)
 				}
 			}},
 	}
@@ -649,7 +650,7 @@ func TestSandboxProcessEscape(t *testing.T) {
 func TestSandboxOutputFiles(t *testing.T) {
 	requireSandbox(t)
 	secret := readableSecret(t)
-	res := hosttest.MustRun(t, New(), attack(t, "output_attack.py", secret, "/etc/passwd"))
+	res := codeexectest.MustRun(t, New(), attack(t, "output_attack.py", secret, "/etc/passwd"))
 	var links map[string]string
 	decode(t, res, &links)
 	for target, outcome := range links {
@@ -657,7 +658,7 @@ func TestSandboxOutputFiles(t *testing.T) {
 			t.Errorf("hard link to %s: %q, want denied", target, outcome)
 		}
 	}
-	if got := hosttest.Paths(res.Files); !slices.Equal(got, []string{"real.txt"}) {
+	if got := codeexectest.Paths(res.Files); !slices.Equal(got, []string{"real.txt"}) {
 		t.Errorf("files %v, want [real.txt]", got)
 	}
 	omitted := map[string]string{}
@@ -688,11 +689,11 @@ func TestSandboxInterpreters(t *testing.T) {
 	}{
 		// The interpreter runs at the path it has on the host, with its
 		// installation visible (pyenv's lives in the agent's home).
-		{"Python", hosttest.Script("scripts/a.py", src), python[0] + "\nTrue\n"},
+		{"Python", codeexectest.Script("scripts/a.py", src), python[0] + "\nTrue\n"},
 		// multiprocessing needs a writable /dev/shm.
-		{"PythonMultiprocessing", hosttest.Script("scripts/mp.py", "import multiprocessing as mp\nif __name__ == '__main__':\n    with mp.Pool(2) as p:\n        print(p.map(abs, [-1, -2]))\n"), "[1, 2]\n"},
+		{"PythonMultiprocessing", codeexectest.Script("scripts/mp.py", "import multiprocessing as mp\nif __name__ == '__main__':\n    with mp.Pool(2) as p:\n        print(p.map(abs, [-1, -2]))\n"), "[1, 2]\n"},
 		// A bash script that calls python3 gets the executor's python3.
-		{"PythonFromBash", hosttest.Script("scripts/a.sh", "python3 -c 'import sys; print(sys.executable)'"), python[0] + "\n"},
+		{"PythonFromBash", codeexectest.Script("scripts/a.sh", "python3 -c 'import sys; print(sys.executable)'"), python[0] + "\n"},
 		// An interpreter staged with the skill runs from the workspace.
 		{"StagedInterpreter", &codeexec.Request{
 			Files: []codeexec.File{
@@ -705,7 +706,7 @@ func TestSandboxInterpreters(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := hosttest.MustRun(t, New(), tt.req)
+			res := codeexectest.MustRun(t, New(), tt.req)
 			if res.ExitCode != 0 || res.Stdout.Text != tt.want {
 				t.Errorf("exit %d, stdout %q, stderr %q; want %q", res.ExitCode, res.Stdout.Text, res.Stderr.Text, tt.want)
 			}
@@ -731,7 +732,7 @@ func TestSandboxInvalidOptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := New(tt.opt)
-			_, err := s.Execute(context.Background(), hosttest.Script("scripts/a.sh", "echo hi"))
+			_, err := s.Execute(context.Background(), codeexectest.Script("scripts/a.sh", "echo hi"))
 			if !errors.Is(err, codeexec.ErrInvalidConfig) || !errors.Is(s.Err(), codeexec.ErrInvalidConfig) || !errors.Is(s.Probe(context.Background()), codeexec.ErrInvalidConfig) {
 				t.Errorf("Execute: %v; Err: %v; Probe: %v; want ErrInvalidConfig from each", err, s.Err(), s.Probe(context.Background()))
 			}
@@ -740,7 +741,7 @@ func TestSandboxInvalidOptions(t *testing.T) {
 	t.Run("ReadOnlyPathHoldingWorkspaces", func(t *testing.T) {
 		requireSandbox(t)
 		dir := t.TempDir()
-		_, err := New(WithWorkspaceDir(dir), WithReadOnlyPaths(dir)).Execute(context.Background(), hosttest.Script("scripts/a.sh", "echo hi"))
+		_, err := New(WithWorkspaceDir(dir), WithReadOnlyPaths(dir)).Execute(context.Background(), codeexectest.Script("scripts/a.sh", "echo hi"))
 		if !errors.Is(err, codeexec.ErrInvalidConfig) {
 			t.Errorf("err = %v, want ErrInvalidConfig", err)
 		}
@@ -799,7 +800,7 @@ func TestSandboxFailsClosed(t *testing.T) {
 			}
 			// Execute fails the same way and never runs the script.
 			proof := filepath.Join(t.TempDir(), "ran")
-			res, err := s.Execute(context.Background(), hosttest.Script("scripts/a.sh", "touch "+proof))
+			res, err := s.Execute(context.Background(), codeexectest.Script("scripts/a.sh", "touch "+proof))
 			if !errors.Is(err, codeexec.ErrSandboxUnavailable) || res != nil {
 				t.Errorf("Execute = %v, %v; want nil, ErrSandboxUnavailable", res, err)
 			}
@@ -913,7 +914,7 @@ func TestSandboxSetupFails(t *testing.T) {
 				h.bwrap = tt.bwrap
 				s.state.host = &h
 			}
-			res, err := s.Execute(context.Background(), hosttest.Script("scripts/a.sh", tt.src))
+			res, err := s.Execute(context.Background(), codeexectest.Script("scripts/a.sh", tt.src))
 			switch {
 			case tt.wantErr && (!errors.Is(err, codeexec.ErrSandboxUnavailable) || !strings.Contains(err.Error(), complaint)):
 				t.Errorf("Execute = %+v, %v; want ErrSandboxUnavailable saying %q", res, err, complaint)

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/host"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 
@@ -143,7 +144,7 @@ func TestSandboxRunsOwnUIDs(t *testing.T) {
 	const runs = 3
 	dir := t.TempDir()
 	e := New(WithWorkspaceDir(dir))
-	req := hosttest.Script("scripts/wait.sh", `id -u > me.txt; touch started
+	req := codeexectest.Script("scripts/wait.sh", `id -u > me.txt; touch started
 for i in $(seq 300); do [ -e release ] && exit 0; sleep 0.1; done; exit 1`)
 	errs := make(chan error, runs)
 	results := make(chan *codeexec.Result, runs)

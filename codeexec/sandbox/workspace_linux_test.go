@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 
 	"github.com/adkskills/adkskills/codeexec"
@@ -72,7 +73,7 @@ func TestSandboxWorkspaceNotShared(t *testing.T) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		req := hosttest.Script("scripts/share.sh", sharedWorkspaceScript)
+		req := codeexectest.Script("scripts/share.sh", sharedWorkspaceScript)
 		req.Limits.Timeout = hosttest.HardDeadline
 		res, err := New(WithWorkspaceDir(dir)).Execute(context.Background(), req)
 		done <- outcome{res, err}

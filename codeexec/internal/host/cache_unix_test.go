@@ -3,6 +3,7 @@
 package host
 
 import (
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 
 	"github.com/adkskills/adkskills/codeexec"
@@ -44,9 +45,9 @@ func TestCacheServesRepeatRuns(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			src := hosttest.SkillDir(t, map[string]string{"scripts/a.sh": catScript, "data/a.txt": "first"})
 			for range 2 {
-				res := hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
+				res := codeexectest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
 				if res.Stdout.Text != "first" || len(res.Files) != 0 {
-					t.Fatalf("stdout %q (stderr %q) files %v", res.Stdout.Text, res.Stderr.Text, hosttest.Paths(res.Files))
+					t.Fatalf("stdout %q (stderr %q) files %v", res.Stdout.Text, res.Stderr.Text, codeexectest.Paths(res.Files))
 				}
 			}
 		})
@@ -63,14 +64,14 @@ func TestCacheStale(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			src := hosttest.SkillDir(t, map[string]string{"scripts/a.sh": catScript, "data/a.txt": "old"})
 			req := &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}
-			if res := hosttest.MustRun(t, e, req); res.Stdout.Text != "old" {
+			if res := codeexectest.MustRun(t, e, req); res.Stdout.Text != "old" {
 				t.Fatalf("first run: %q", res.Stdout.Text)
 			}
 			for _, content := range []string{"new", "NEW", "a longer new text"} { // same size too
 				if err := os.WriteFile(filepath.Join(src, "data", "a.txt"), []byte(content), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				if res := hosttest.MustRun(t, e, req); res.Stdout.Text != content {
+				if res := codeexectest.MustRun(t, e, req); res.Stdout.Text != content {
 					t.Errorf("after the change to %q the run saw %q", content, res.Stdout.Text)
 				}
 			}
@@ -85,12 +86,12 @@ func TestCacheStale(t *testing.T) {
 func TestCacheTamperLocal(t *testing.T) {
 	e := newLocal(withWorkspaceDir(hosttest.NewWorkspaceDir(t)))
 	src := hosttest.SkillDir(t, map[string]string{"scripts/a.sh": catScript, "scripts/tamper.sh": "echo -n tampered >> data/a.txt; cat data/a.txt", "data/a.txt": "skill's own"})
-	res := hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/tamper.sh"})
+	res := codeexectest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/tamper.sh"})
 	if res.Stdout.Text != "skill's owntampered" || len(res.Files) != 1 || string(res.Files[0].Data) != "skill's owntampered" {
 		t.Fatalf("the tampering run: stdout %q files %v", res.Stdout.Text, res.Files)
 	}
 	for range 2 {
-		if res := hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}); res.Stdout.Text != "skill's own" {
+		if res := codeexectest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}); res.Stdout.Text != "skill's own" {
 			t.Errorf("after a run changed its copy, the next run saw %q", res.Stdout.Text)
 		}
 	}
@@ -170,7 +171,7 @@ func TestCacheSeesEveryEdit(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%s/NewProcess=%v", name, k.name, fresh), func(t *testing.T) {
 					src := hosttest.SkillDir(t, map[string]string{"scripts/a.sh": script, "data/a.txt": "origin"})
 					req := &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}
-					if got := hosttest.MustRun(t, e, req).Stdout.Text; !strings.HasPrefix(got, "origin ") {
+					if got := codeexectest.MustRun(t, e, req).Stdout.Text; !strings.HasPrefix(got, "origin ") {
 						t.Fatalf("before the edit: %q", got)
 					}
 					k.edit(t, src)
@@ -181,7 +182,7 @@ func TestCacheSeesEveryEdit(t *testing.T) {
 					if fi, err := os.Stat(filepath.Join(src, "data", "a.txt")); err == nil {
 						want += fmt.Sprintf(" %o", fi.Mode().Perm()) // a small file: the run's own copy
 					}
-					if got := strings.TrimSpace(hosttest.MustRun(t, e, req).Stdout.Text); got != want {
+					if got := strings.TrimSpace(codeexectest.MustRun(t, e, req).Stdout.Text); got != want {
 						t.Errorf("after the edit the run was given %q, want %q", got, want)
 					}
 				})
@@ -222,13 +223,13 @@ os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
 	e := newLocal(withWorkspaceDir(dir))
 	files := map[string]string{"scripts/a.sh": headScript, "scripts/poison.py": poison, "data/a.txt": bigOrigin}
 	src, twin := hosttest.SkillDir(t, files), hosttest.SkillDir(t, files)
-	hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}) // the snapshot
-	res := hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/poison.py"})
+	codeexectest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}) // the snapshot
+	res := codeexectest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/poison.py"})
 	if len(res.Files) != 1 || res.Files[0].Path != "data/a.txt" || !strings.HasPrefix(string(res.Files[0].Data), "POISON") {
-		t.Errorf("the rewriting run reported files %v, want data/a.txt with its new bytes", hosttest.Paths(res.Files))
+		t.Errorf("the rewriting run reported files %v, want data/a.txt with its new bytes", codeexectest.Paths(res.Files))
 	}
 	for _, s := range []string{src, twin, src} {
-		if got := hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(s), Script: "scripts/a.sh"}).Stdout.Text; got != "origin" {
+		if got := codeexectest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(s), Script: "scripts/a.sh"}).Stdout.Text; got != "origin" {
 			t.Errorf("a run of %s after the rewrite was given %q", s, got)
 		}
 	}
@@ -241,7 +242,7 @@ func TestCacheDropsSnapshotsOfDeadRuns(t *testing.T) {
 	trustNewFolders(t)
 	dir := hosttest.NewWorkspaceDir(t)
 	src := hosttest.SkillDir(t, map[string]string{"scripts/a.sh": headScript, "data/a.txt": bigOrigin})
-	hosttest.MustRun(t, newLocal(withWorkspaceDir(dir)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
+	codeexectest.MustRun(t, newLocal(withWorkspaceDir(dir)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
 	snaps := Snapshots(dir)
 	if len(snaps) != 1 {
 		t.Fatalf("snapshots %v", snaps)
@@ -252,7 +253,7 @@ func TestCacheDropsSnapshotsOfDeadRuns(t *testing.T) {
 	}
 	hosttest.MustWrite(t, filepath.Join(leases, WorkspacePrefix+"gone"), "")
 	forgetCaches()
-	hosttest.MustRun(t, newLocal(withWorkspaceDir(dir)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
+	codeexectest.MustRun(t, newLocal(withWorkspaceDir(dir)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
 	if got := Snapshots(dir); len(got) != 1 || got[0] == snaps[0] && fileExists(filepath.Join(dir, snaps[0], snapshotLeases, WorkspacePrefix+"gone")) {
 		t.Errorf("snapshots %v: the one with a dead run's lease is still used", got)
 	}
@@ -277,8 +278,8 @@ open("data/read.txt").read()
 		t.Run(name, func(t *testing.T) {
 			dir := hosttest.SkillDir(t, map[string]string{"scripts/w.py": src, "data/same.txt": "same", "data/other.txt": "other", "data/read.txt": "read"})
 			for range 2 { // the second from the snapshot the first built
-				res := hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(dir), Script: "scripts/w.py"})
-				if got := strings.Join(hosttest.Paths(res.Files), " "); got != "data/other.txt new.txt" {
+				res := codeexectest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(dir), Script: "scripts/w.py"})
+				if got := strings.Join(codeexectest.Paths(res.Files), " "); got != "data/other.txt new.txt" {
 					t.Errorf("files %q (stderr %q), want data/other.txt new.txt", got, res.Stderr.Text)
 				}
 			}
@@ -312,7 +313,7 @@ func TestCacheConcurrentFirstRuns(t *testing.T) {
 			}
 			wg.Wait()
 			if want == "" {
-				res := hosttest.MustRun(t, newLocal(withSnapshotCache(-1)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/sum.sh"})
+				res := codeexectest.MustRun(t, newLocal(withSnapshotCache(-1)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/sum.sh"})
 				want = res.Stdout.Text
 			}
 			for i, o := range outs {
@@ -365,7 +366,7 @@ func TestCacheConcurrentProcesses(t *testing.T) {
 	}
 	src := hosttest.SkillDir(t, files)
 	dir := hosttest.NewWorkspaceDir(t)
-	want := strings.TrimSpace(hosttest.MustRun(t, newLocal(withSnapshotCache(-1)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/sum.sh"}).Stdout.Text)
+	want := strings.TrimSpace(codeexectest.MustRun(t, newLocal(withSnapshotCache(-1)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/sum.sh"}).Stdout.Text)
 	var cmds []*exec.Cmd
 	var outs []*strings.Builder
 	for range 3 {
@@ -408,7 +409,7 @@ func TestCacheBounded(t *testing.T) {
 	e := newLocal(withWorkspaceDir(dir), withSnapshotCache(2*size+size/2))
 	for i := range 4 {
 		src := hosttest.SkillDir(t, map[string]string{"scripts/a.sh": "true", "data/blob": strings.Repeat(strconv.Itoa(i), size)})
-		hosttest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
+		codeexectest.MustRun(t, e, &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
 	}
 	if snaps := Snapshots(dir); len(snaps) != 2 {
 		t.Errorf("snapshots %v: want the two most recent of four within the limit", snaps)
@@ -440,7 +441,7 @@ func TestCacheSweptOnStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := hosttest.SkillDir(t, map[string]string{"scripts/a.sh": "true"})
-	hosttest.MustRun(t, newLocal(withWorkspaceDir(dir)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
+	codeexectest.MustRun(t, newLocal(withWorkspaceDir(dir)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
 	for _, d := range left {
 		if _, err := os.Lstat(filepath.Join(cdir, d)); err == nil {
 			t.Errorf("%s survived the sweep", d)
@@ -460,7 +461,7 @@ func TestCacheNotFollowedThroughLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := hosttest.SkillDir(t, map[string]string{"scripts/a.sh": catScript, "data/a.txt": "bytes"})
-	if res := hosttest.MustRun(t, newLocal(withWorkspaceDir(dir)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}); res.Stdout.Text != "bytes" {
+	if res := codeexectest.MustRun(t, newLocal(withWorkspaceDir(dir)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"}); res.Stdout.Text != "bytes" {
 		t.Errorf("stdout %q stderr %q", res.Stdout.Text, res.Stderr.Text)
 	}
 	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
@@ -472,7 +473,7 @@ func TestCacheNotFollowedThroughLink(t *testing.T) {
 func TestCacheOff(t *testing.T) {
 	dir := hosttest.NewWorkspaceDir(t)
 	src := hosttest.SkillDir(t, map[string]string{"scripts/a.sh": catScript, "data/a.txt": "x"})
-	hosttest.MustRun(t, newLocal(withWorkspaceDir(dir), withSnapshotCache(-1)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
+	codeexectest.MustRun(t, newLocal(withWorkspaceDir(dir), withSnapshotCache(-1)), &codeexec.Request{Skill: os.DirFS(src), Script: "scripts/a.sh"})
 	if left := Leftovers(dir); len(left) != 0 {
 		t.Errorf("with the cache off, the workspace directory holds %v", left)
 	}

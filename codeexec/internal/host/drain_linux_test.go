@@ -1,6 +1,7 @@
 package host
 
 import (
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 
 	"github.com/adkskills/adkskills/codeexec"
@@ -119,7 +120,7 @@ pid=$!
 until [ "$(cut -d' ' -f6 /proc/$pid/stat)" = "$pid" ]; do sleep 0.01; done
 echo started >&2
 `
-	req := hosttest.Script("scripts/flood.sh", src)
+	req := codeexectest.Script("scripts/flood.sh", src)
 	req.Env = map[string]string{hosttest.MarkerVar: marker}
 	res, elapsed := hosttest.RunBounded(t, newLocal(withWaitDelay(delay)), req, 0, marker)
 	if limit := drainCapWaitDelays*delay + hosttest.Grace; elapsed > limit {

@@ -1,9 +1,8 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
-
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 
 	"context"
 	"errors"
@@ -49,7 +48,7 @@ func TestPipelineSeam(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := &Config{workspaceDir: t.TempDir()}
-			res, err := Execute(context.Background(), cfg, tt.l, hosttest.Script("scripts/a.sh", "echo hi"))
+			res, err := Execute(context.Background(), cfg, tt.l, codeexectest.Script("scripts/a.sh", "echo hi"))
 			if !errors.Is(err, tt.wantErr) || (err == nil) != (res != nil) {
 				t.Errorf("execute = %v, %v; want %v", res, err, tt.wantErr)
 			}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/deps/depstest"
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 )
 
 // printVersion imports the wheel the tests build and prints its version.
@@ -67,7 +67,7 @@ func testDependencies(t *testing.T, newExec NewExecutor) {
 			if o.DependencyStore == "" {
 				o.DependencyStore = store
 			}
-			req := &codeexec.Request{Skill: hosttest.SkillOf(tt.files), Script: "scripts/run.py"}
+			req := &codeexec.Request{Skill: codeexectest.Skill(tt.files), Script: "scripts/run.py"}
 			res, err := newExec(o).Execute(t.Context(), req)
 			if tt.errText != "" {
 				if !errors.Is(err, codeexec.ErrDependencies) || !strings.Contains(err.Error(), tt.errText) {

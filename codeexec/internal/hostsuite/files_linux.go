@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 )
 
@@ -58,7 +59,7 @@ func testShippedFiles(t *testing.T, newExec NewExecutor) {
 	}
 	skill := os.DirFS(dir)
 	e := newExec(Options{WorkspaceDir: hosttest.NewWorkspaceDir(t)})
-	res := hosttest.MustRun(t, e, &codeexec.Request{Skill: skill, SkillName: "office", Script: "scripts/edit.py"})
+	res := codeexectest.MustRun(t, e, &codeexec.Request{Skill: skill, SkillName: "office", Script: "scripts/edit.py"})
 	var got struct {
 		Modes map[string]string
 		Copy  string
@@ -75,7 +76,7 @@ func testShippedFiles(t *testing.T, newExec NewExecutor) {
 	if got.Copy != "<comments/><c/>" {
 		t.Errorf("the edited copy reads %q", got.Copy)
 	}
-	if paths := hosttest.Paths(res.Files); len(paths) != 3 {
+	if paths := codeexectest.Paths(res.Files); len(paths) != 3 {
 		t.Errorf("output files %v: want the copy and the two files changed", paths)
 	}
 
@@ -89,7 +90,7 @@ func testShippedFiles(t *testing.T, newExec NewExecutor) {
 			if i%2 == 1 {
 				script = "scripts/edit.py"
 			}
-			r := hosttest.MustRun(t, e, &codeexec.Request{Skill: skill, SkillName: "office", Script: script})
+			r := codeexectest.MustRun(t, e, &codeexec.Request{Skill: skill, SkillName: "office", Script: script})
 			if script == "scripts/read.py" {
 				reads[i] = r.Stdout.Text
 			}
@@ -102,7 +103,7 @@ func testShippedFiles(t *testing.T, newExec NewExecutor) {
 			t.Errorf("a run beside an editing one read %q, want %q", r, pristine)
 		}
 	}
-	if r := hosttest.MustRun(t, e, &codeexec.Request{Skill: skill, SkillName: "office", Script: "scripts/read.py"}); r.Stdout.Text != pristine {
+	if r := codeexectest.MustRun(t, e, &codeexec.Request{Skill: skill, SkillName: "office", Script: "scripts/read.py"}); r.Stdout.Text != pristine {
 		t.Errorf("a run after the edits read %q", r.Stdout.Text)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 )
 
@@ -124,9 +125,9 @@ func memoryAgent(t *testing.T, newExec NewExecutor) {
 		ballast[i] = byte(i)
 	}
 	defer func() { _ = ballast[len(ballast)-1] }()
-	req := hosttest.Script("scripts/hog.py", memfdHog)
+	req := codeexectest.Script("scripts/hog.py", memfdHog)
 	req.Args = []string{strconv.Itoa(hogBytes)}
-	res := hosttest.MustRun(t, newExec(Options{MemoryLimit: runLimit}), req)
+	res := codeexectest.MustRun(t, newExec(Options{MemoryLimit: runLimit}), req)
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@
 package hostsuite
 
 import (
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 
 	"github.com/adkskills/adkskills/codeexec/internal/host"
@@ -60,9 +61,9 @@ func testOperatorEnvironment(t *testing.T, newExec NewExecutor) {
 	src := `import os, json
 print(json.dumps({k: os.environ.get(k) for k in ("EXTRA", "OPERATOR", "LANG")}))
 `
-	req := hosttest.Script("scripts/env.py", src)
+	req := codeexectest.Script("scripts/env.py", src)
 	req.Env = map[string]string{"EXTRA": "from request", "LANG": "en_US.UTF-8"}
-	res := hosttest.MustRun(t, newExec(Options{Env: map[string]string{"EXTRA": "from operator", "OPERATOR": "yes", "LANG": "C"}}), req)
+	res := codeexectest.MustRun(t, newExec(Options{Env: map[string]string{"EXTRA": "from operator", "OPERATOR": "yes", "LANG": "C"}}), req)
 	var got map[string]string
 	if err := json.Unmarshal([]byte(res.Stdout.Text), &got); err != nil {
 		t.Fatalf("stdout %q, stderr %q: %v", res.Stdout.Text, res.Stderr.Text, err)
@@ -79,7 +80,7 @@ func testPassEnv(t *testing.T, newExec NewExecutor) {
 	src := `import os
 print(os.environ.get("GOOGLE_API_KEY", "absent"), os.environ.get("ADKSKILLS_PASSED", "absent"))
 `
-	res := hosttest.MustRun(t, newExec(Options{PassEnv: []string{"ADKSKILLS_PASSED"}}), hosttest.Script("scripts/pass.py", src))
+	res := codeexectest.MustRun(t, newExec(Options{PassEnv: []string{"ADKSKILLS_PASSED"}}), codeexectest.Script("scripts/pass.py", src))
 	if want := "absent passed\n"; res.Stdout.Text != want {
 		t.Errorf("stdout %q (stderr %q), want %q", res.Stdout.Text, res.Stderr.Text, want)
 	}
@@ -118,7 +119,7 @@ func testProcessTree(t *testing.T, newExec NewExecutor) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			marker := hosttest.NewMarker(t)
-			req := hosttest.Script("scripts/tree.sh", tt.src)
+			req := codeexectest.Script("scripts/tree.sh", tt.src)
 			req.Limits.Timeout = tt.timeout
 			req.Env = map[string]string{hosttest.MarkerVar: marker}
 			res, elapsed := hosttest.RunBounded(t, e, req, tt.cancelAt, marker)
@@ -142,7 +143,7 @@ func testProcessTree(t *testing.T, newExec NewExecutor) {
 func testWaitDelay(t *testing.T, newExec NewExecutor) {
 	const delay = 300 * time.Millisecond
 	marker := hosttest.NewMarker(t)
-	req := hosttest.Script("scripts/escape.sh", fmt.Sprintf("sleep %d &\n", hosttest.SleepSeconds)+hosttest.EscapeeScript)
+	req := codeexectest.Script("scripts/escape.sh", fmt.Sprintf("sleep %d &\n", hosttest.SleepSeconds)+hosttest.EscapeeScript)
 	req.Env = map[string]string{hosttest.MarkerVar: marker}
 	res, elapsed := hosttest.RunBounded(t, newExec(Options{WaitDelay: delay}), req, 0, marker)
 	if elapsed > delay+hosttest.Grace {
@@ -184,14 +185,14 @@ func testWorkspaceRemoved(t *testing.T, newExec NewExecutor) {
 		cancelAt time.Duration
 		wantErr  error
 	}{
-		{name: "Success", req: hosttest.Script("scripts/a.sh", "echo ok > out.txt")},
-		{name: "Failure", req: hosttest.Script("scripts/a.sh", "echo bad >&2; exit 1")},
-		{name: "Timeout", req: &codeexec.Request{Skill: hosttest.SkillOf(map[string]string{"scripts/a.sh": "sleep 60"}), Script: "scripts/a.sh", Limits: codeexec.Limits{Timeout: limit}}},
-		{name: "Cancel", req: hosttest.Script("scripts/a.sh", "sleep 60"), cancelAt: limit},
-		{name: "ReadOnlyDirLeftBehind", req: hosttest.Script("scripts/a.sh", "mkdir -p ro/sub && echo x > ro/sub/f && chmod 0 ro/sub ro")},
+		{name: "Success", req: codeexectest.Script("scripts/a.sh", "echo ok > out.txt")},
+		{name: "Failure", req: codeexectest.Script("scripts/a.sh", "echo bad >&2; exit 1")},
+		{name: "Timeout", req: &codeexec.Request{Skill: codeexectest.Skill(map[string]string{"scripts/a.sh": "sleep 60"}), Script: "scripts/a.sh", Limits: codeexec.Limits{Timeout: limit}}},
+		{name: "Cancel", req: codeexectest.Script("scripts/a.sh", "sleep 60"), cancelAt: limit},
+		{name: "ReadOnlyDirLeftBehind", req: codeexectest.Script("scripts/a.sh", "mkdir -p ro/sub && echo x > ro/sub/f && chmod 0 ro/sub ro")},
 		// Passes validation, fails while staging: a name longer than NAME_MAX.
-		{name: "StagingError", req: &codeexec.Request{Skill: hosttest.SkillOf(map[string]string{"scripts/a.sh": "", "data/" + strings.Repeat("n", 300): ""}), Script: "scripts/a.sh"}, wantErr: codeexec.ErrWorkspace},
-		{name: "StartError", req: &codeexec.Request{Skill: hosttest.SkillOf(map[string]string{"scripts/a.sh": ""}), Script: "scripts/a.sh",
+		{name: "StagingError", req: &codeexec.Request{Skill: codeexectest.Skill(map[string]string{"scripts/a.sh": "", "data/" + strings.Repeat("n", 300): ""}), Script: "scripts/a.sh"}, wantErr: codeexec.ErrWorkspace},
+		{name: "StartError", req: &codeexec.Request{Skill: codeexectest.Skill(map[string]string{"scripts/a.sh": ""}), Script: "scripts/a.sh",
 			Interpreter: &codeexec.Interpreter{Language: "x", Command: []string{"/nonexistent/interpreter"}}}, wantErr: codeexec.ErrStart},
 	}
 	for _, tt := range tests {
@@ -237,9 +238,9 @@ func testReplacedRoot(t *testing.T, newExec NewExecutor) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := hosttest.MustRun(t, e, hosttest.Script("scripts/swap.sh", tt.src))
+			res := codeexectest.MustRun(t, e, codeexectest.Script("scripts/swap.sh", tt.src))
 			if len(res.Files) != 0 {
-				t.Errorf("files %v collected from a replaced skill root (stderr %q)", hosttest.Paths(res.Files), res.Stderr.Text)
+				t.Errorf("files %v collected from a replaced skill root (stderr %q)", codeexectest.Paths(res.Files), res.Stderr.Text)
 			}
 			if len(res.Omitted) != 1 || res.Omitted[0].Path != "." || res.Omitted[0].Reason != host.ReasonReplaced {
 				t.Errorf("omitted %+v, want the one entry %q", res.Omitted, host.ReasonReplaced)

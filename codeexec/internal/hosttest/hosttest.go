@@ -1,50 +1,14 @@
 // Package hosttest holds the helpers the tests of the host executors share
-// (codeexec/local, codeexec/sandbox, codeexec/internal/host).
+// (codeexec/local, codeexec/sandbox, codeexec/internal/host), beside those
+// of codeexectest (Skill, Script, MustRun, Paths).
 package hosttest
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
-
-	"github.com/adkskills/adkskills/codeexec"
 )
-
-// SkillOf builds a skill folder from path -> content.
-func SkillOf(m map[string]string) fstest.MapFS {
-	fsys := fstest.MapFS{}
-	for p, c := range m {
-		fsys[p] = &fstest.MapFile{Data: []byte(c)}
-	}
-	return fsys
-}
-
-// Script is a request running one script file, the skill's only file.
-func Script(path, src string) *codeexec.Request {
-	return &codeexec.Request{Skill: SkillOf(map[string]string{path: src}), Script: path}
-}
-
-// MustRun executes req and fails the test on an error.
-func MustRun(t testing.TB, e codeexec.Executor, req *codeexec.Request) *codeexec.Result {
-	t.Helper()
-	res, err := e.Execute(context.Background(), req)
-	if err != nil {
-		t.Fatalf("Execute: %v", err)
-	}
-	return res
-}
-
-// Paths lists the paths of files.
-func Paths(fs []codeexec.File) []string {
-	out := []string{}
-	for _, f := range fs {
-		out = append(out, f.Path)
-	}
-	return out
-}
 
 // SkillDir writes a skill folder of path -> content under a fresh
 // directory and returns it.

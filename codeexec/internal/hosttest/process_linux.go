@@ -2,9 +2,9 @@ package hosttest
 
 import (
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -39,38 +39,13 @@ until [ "$(cut -d' ' -f6 /proc/$pid/stat)" = "$pid" ]; do sleep 0.01; done
 echo started
 `, SleepSeconds)
 
-// RunBounded runs req, cancelling its context after cancelAt when non-zero,
-// and gives up after HardDeadline (killing the run's processes) so a broken
-// kill fails the test instead of hanging it.
+// RunBounded is codeexectest.RunBounded, and kills every process marked
+// with marker when the test ends (a broken kill fails the test instead of
+// leaving processes behind).
 func RunBounded(t *testing.T, e codeexec.Executor, req *codeexec.Request, cancelAt time.Duration, marker string) (*codeexec.Result, time.Duration) {
 	t.Helper()
 	t.Cleanup(func() { KillMarked(marker) })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if cancelAt > 0 {
-		time.AfterFunc(cancelAt, cancel)
-	}
-	type outcome struct {
-		res *codeexec.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	start := time.Now()
-	go func() {
-		res, err := e.Execute(ctx, req)
-		done <- outcome{res, err}
-	}()
-	select {
-	case o := <-done:
-		if o.err != nil {
-			t.Fatalf("Execute: %v", o.err)
-		}
-		return o.res, time.Since(start)
-	case <-time.After(HardDeadline):
-		KillMarked(marker)
-		t.Fatalf("Execute still running after %v", HardDeadline)
-		return nil, 0
-	}
+	return codeexectest.RunBounded(t, e, req, cancelAt)
 }
 
 // NewMarker returns a value for MarkerVar unique to this test run.
