@@ -50,13 +50,15 @@ func (s *storeFlags) register(fs *flagSet) {
 
 // execFlags choose and limit the executor.
 type execFlags struct {
-	sandbox  bool
-	timeout  time.Duration
-	maxChars int
+	sandbox    bool
+	allowHosts repeated
+	timeout    time.Duration
+	maxChars   int
 }
 
 func (e *execFlags) register(fs *flagSet) {
 	fs.BoolVar(&e.sandbox, "sandbox", false, "run scripts in the bubblewrap sandbox (no network, read-only system) instead of as plain host processes")
+	fs.Var(&e.allowHosts, "allow-host", "with --sandbox, let scripts reach `HOST:PORT` (api.example.com:443, *.example.com:443, 127.0.0.1:8080) through the agent's egress proxy, and nothing else (repeatable)")
 	fs.DurationVar(&e.timeout, "timeout", codeexec.DefaultTimeout, "the time limit of one script run, a `DURATION` such as 30s or 5m")
 	fs.IntVar(&e.maxChars, "max-output-chars", codeexec.DefaultMaxOutputChars, "cap stdout and stderr at `CHARS` characters each")
 }
@@ -68,8 +70,23 @@ func (e *execFlags) check() error {
 		return fmt.Errorf("--timeout must be positive, got %v", e.timeout)
 	case e.maxChars <= 0:
 		return fmt.Errorf("--max-output-chars must be positive, got %d", e.maxChars)
+	case len(e.allowHosts) > 0 && !e.sandbox:
+		return fmt.Errorf("--allow-host needs --sandbox: without it scripts have the host's whole network")
+	case len(e.allowHosts) > 0:
+		if err := sandbox.New(e.sandboxOptions()...).Err(); err != nil {
+			_, why, _ := strings.Cut(err.Error(), "WithEgress: ")
+			return fmt.Errorf("--allow-host: %s", strings.ReplaceAll(why, "\n", "; "))
+		}
 	}
 	return nil
+}
+
+// sandboxOptions are the sandbox's options the flags ask for.
+func (e *execFlags) sandboxOptions() []sandbox.Option {
+	if len(e.allowHosts) == 0 {
+		return nil
+	}
+	return []sandbox.Option{sandbox.WithEgress(e.allowHosts...)}
 }
 
 // skillsDir is --skills, or its default: ./skills, except in a clone of
@@ -205,11 +222,11 @@ func (c *cli) openStore(flagValue string) (*fileartifact.Service, string, error)
 
 // executor returns the executor --sandbox asks for; a sandbox that cannot
 // isolate on this machine is an error here, before anything runs.
-func (c *cli) executor(ctx context.Context, sandboxed bool) (codeexec.Executor, error) {
-	if !sandboxed {
+func (c *cli) executor(ctx context.Context, ex *execFlags) (codeexec.Executor, error) {
+	if !ex.sandbox {
 		return local.New(), nil
 	}
-	s := sandbox.New()
+	s := sandbox.New(ex.sandboxOptions()...)
 	if err := s.Probe(ctx); err != nil {
 		return nil, fmt.Errorf("--sandbox: %w", err)
 	}
@@ -310,7 +327,7 @@ type workbench struct {
 
 // open opens the workbench, reporting a failure on stderr and returning the
 // exit status to leave with (0 on success). The caller closes wb.root.
-func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, sandbox bool) (*workbench, int) {
+func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, ex *execFlags) (*workbench, int) {
 	wb := &workbench{skillsDir: c.skillsDir(skillsFlag)}
 	var err error
 	if wb.root, err = c.openSkills(wb.skillsDir); err != nil {
@@ -318,7 +335,7 @@ func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, sandbox bo
 		return nil, exitUsage
 	}
 	if wb.store, wb.storeDir, err = c.openStore(storeFlag); err == nil {
-		wb.exe, err = c.executor(ctx, sandbox)
+		wb.exe, err = c.executor(ctx, ex)
 	}
 	if err != nil {
 		wb.root.Close()
