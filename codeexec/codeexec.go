@@ -173,6 +173,10 @@ type Result struct {
 	// ("out of memory: the run used its 512 MiB"), or that the script
 	// failed on a module nothing installed; empty otherwise.
 	Note string
+	// Warnings are what the executor noticed about the run that the model
+	// should see beside its output, one sentence each: the hosts the
+	// sandbox's network refused (see codeexec/sandbox.WithEgress).
+	Warnings []string
 	// Duration is the wall-clock time of the run.
 	Duration time.Duration
 	// Stdout and Stderr are the capped streams.

@@ -67,7 +67,7 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 		io.WriteString(c.stderr, msg)
 		return exitUsage
 	}
-	wb, code := c.open(ctx, *skills, st.dir, ex)
+	wb, code := c.open(ctx, *skills, st.dir, &ex)
 	if wb == nil {
 		return code
 	}

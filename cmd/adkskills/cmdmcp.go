@@ -70,7 +70,7 @@ func mcpCommand(ctx context.Context, c *cli, args []string) int {
 	if st.session == "" {
 		return c.usageError(fs, "mcp: --session must not be empty")
 	}
-	wb, code := c.open(ctx, *skills, st.dir, ex)
+	wb, code := c.open(ctx, *skills, st.dir, &ex)
 	if wb == nil {
 		return code
 	}

@@ -103,7 +103,7 @@ func webCommand(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprint(c.stderr, msg)
 		return exitUsage
 	}
-	wb, code := c.open(ctx, *skills, st.dir, ex)
+	wb, code := c.open(ctx, *skills, st.dir, &ex)
 	if wb == nil {
 		return code
 	}

@@ -50,15 +50,17 @@ func (s *storeFlags) register(fs *flagSet) {
 
 // execFlags choose and limit the executor.
 type execFlags struct {
-	sandbox   bool
-	timeout   time.Duration
-	maxChars  int
-	python    string
-	noInstall bool
+	sandbox    bool
+	allowHosts repeated
+	timeout    time.Duration
+	maxChars   int
+	python     string
+	noInstall  bool
 }
 
 func (e *execFlags) register(fs *flagSet) {
 	fs.BoolVar(&e.sandbox, "sandbox", false, "run scripts in the bubblewrap sandbox (no network, read-only system) instead of as plain host processes")
+	fs.Var(&e.allowHosts, "allow-host", "with --sandbox, let scripts reach `HOST:PORT` (api.example.com:443, *.example.com:443, 127.0.0.1:8080) through the agent's egress proxy, and nothing else (repeatable)")
 	fs.DurationVar(&e.timeout, "timeout", codeexec.DefaultTimeout, "the time limit of one script run, a `DURATION` such as 30s or 5m")
 	fs.IntVar(&e.maxChars, "max-output-chars", codeexec.DefaultMaxOutputChars, "cap stdout and stderr at `CHARS` characters each")
 	fs.StringVar(&e.python, "python", "", "the Python that runs .py scripts: a `PROGRAM` in PATH or an absolute path (default python3 in PATH)")
@@ -86,8 +88,24 @@ func (e *execFlags) check() error {
 		return fmt.Errorf("--timeout must be positive, got %v", e.timeout)
 	case e.maxChars <= 0:
 		return fmt.Errorf("--max-output-chars must be positive, got %d", e.maxChars)
+	case len(e.allowHosts) > 0 && !e.sandbox:
+		return fmt.Errorf("--allow-host needs --sandbox: without it scripts have the host's whole network")
+	case len(e.allowHosts) > 0:
+		if err := sandbox.New(e.sandboxOptions()...).Err(); err != nil {
+			_, why, _ := strings.Cut(err.Error(), "WithEgress: ")
+			return fmt.Errorf("--allow-host: %s", strings.ReplaceAll(why, "\n", "; "))
+		}
 	}
 	return nil
+}
+
+// sandboxOptions are the sandbox's options the flags ask for.
+func (e *execFlags) sandboxOptions() []sandbox.Option {
+	opts := []sandbox.Option{sandbox.WithInterpreters(e.table()), sandbox.WithDependencies(!e.noInstall)}
+	if len(e.allowHosts) > 0 {
+		opts = append(opts, sandbox.WithEgress(e.allowHosts...))
+	}
+	return opts
 }
 
 // skillsDir is --skills, or its default: ./skills, except in a clone of
@@ -223,11 +241,11 @@ func (c *cli) openStore(flagValue string) (*fileartifact.Service, string, error)
 
 // executor returns the executor the flags ask for; a sandbox that cannot
 // isolate on this machine is an error here, before anything runs.
-func (c *cli) executor(ctx context.Context, ex execFlags) (codeexec.Executor, error) {
+func (c *cli) executor(ctx context.Context, ex *execFlags) (codeexec.Executor, error) {
 	if !ex.sandbox {
 		return local.New(local.WithInterpreters(ex.table()), local.WithDependencies(!ex.noInstall)), nil
 	}
-	s := sandbox.New(sandbox.WithInterpreters(ex.table()), sandbox.WithDependencies(!ex.noInstall))
+	s := sandbox.New(ex.sandboxOptions()...)
 	if err := s.Probe(ctx); err != nil {
 		return nil, fmt.Errorf("--sandbox: %w", err)
 	}
@@ -328,7 +346,7 @@ type workbench struct {
 
 // open opens the workbench, reporting a failure on stderr and returning the
 // exit status to leave with (0 on success). The caller closes wb.root.
-func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, ex execFlags) (*workbench, int) {
+func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, ex *execFlags) (*workbench, int) {
 	wb := &workbench{skillsDir: c.skillsDir(skillsFlag)}
 	var err error
 	if wb.root, err = c.openSkills(wb.skillsDir); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -433,4 +435,59 @@ func TestRunSandbox(t *testing.T) {
 	files := printedFiles(t, o.stdout)
 	require.Len(t, files, 3, o.stdout)
 	assert.Contains(t, readAll(t, files["report.md"][2]), "Ada")
+}
+
+// TestAllowHostNeedsSandbox: --allow-host is refused, with the reason,
+// without --sandbox and with a malformed entry, by every command that runs
+// scripts, before anything opens.
+func TestAllowHostNeedsSandbox(t *testing.T) {
+	for _, cmd := range []string{"run", "web", "chat", "mcp"} {
+		for _, tt := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--allow-host", "api.example.com:443"}, "--allow-host needs --sandbox"},
+			{[]string{"--sandbox", "--allow-host", "api.example.com"}, `--allow-host: egress: invalid allowlist entry "api.example.com": `},
+			{[]string{"--sandbox", "--allow-host", "a.example.com:443", "--allow-host", "*.com:443"}, `--allow-host: egress: invalid allowlist entry "*.com:443": *.com covers a whole public suffix`},
+		} {
+			t.Run(cmd+strings.Join(tt.args, " "), func(t *testing.T) {
+				args := append([]string{cmd}, tt.args...)
+				if cmd == "run" {
+					args = append(args, "a", "b.py")
+				}
+				o := invoke(t, invocation{args: args})
+				assert.Equal(t, exitUsage, o.code, o.stderr)
+				assert.Contains(t, o.stderr, tt.want)
+			})
+		}
+	}
+}
+
+// TestRunSandboxAllowHost: run --sandbox --allow-host lets the script reach
+// that host:port of the host's loopback and no other; the model's response
+// (--json) names the refused one in its warning.
+func TestRunSandboxAllowHost(t *testing.T) {
+	if err := sandbox.New().Probe(context.Background()); err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello through the proxy") }))
+	defer allowed.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Error("the unlisted server was reached") }))
+	defer other.Close()
+	dir := filepath.Join(t.TempDir(), "skills")
+	for p, c := range map[string]string{
+		"net/SKILL.md":       "---\nname: net\ndescription: Fetches.\n---\n",
+		"net/scripts/get.sh": "curl -sS --max-time 20 \"$1\"; echo; curl -s --max-time 20 \"$2\"\n",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644))
+	}
+	host := strings.TrimPrefix(allowed.URL, "http://")
+	o := invoke(t, invocation{args: []string{"run", "--json", "--sandbox", "--allow-host", host, "--skills", dir, "net", "scripts/get.sh", "--", allowed.URL, other.URL}})
+	require.Equal(t, exitOK, o.code, o.stderr)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal([]byte(o.stdout), &got), o.stdout)
+	assert.Contains(t, got["stdout"], "hello through the proxy\n")
+	assert.Contains(t, got["stdout"], strings.TrimPrefix(other.URL, "http://")+" is not on the egress allowlist")
+	assert.Contains(t, got["warning"], "the sandbox's network refused: "+strings.TrimPrefix(other.URL, "http://")+" (is not on the egress allowlist")
 }

@@ -120,7 +120,9 @@ func TestSandboxDescriptors(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "the agent's secret") {
 		t.Fatalf("control: a plain child did not see the inherited descriptor %d: %s %v", fd, out, err)
 	}
-	for name, e := range map[string]codeexec.Executor{"Sandbox": New(), "Local": local.New()} {
+	// With an allowlist, the hook's descriptors (the handoff socket, the
+	// agent's executable) reach no script either.
+	for name, e := range map[string]codeexec.Executor{"Sandbox": New(), "SandboxEgress": New(WithEgress("127.0.0.1:1")), "Local": local.New()} {
 		t.Run(name, func(t *testing.T) {
 			res := codeexectest.MustRun(t, e, attack(t, "fd_attack.py"))
 			var got map[string]any

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/internal/egress"
 	"github.com/adkskills/adkskills/codeexec/internal/host"
 )
 
@@ -61,6 +62,12 @@ type Executor struct {
 	uidCount     int
 	readOnlyArgs []string // WithReadOnlyPaths, as given
 	readOnly     []bind   // resolved by New
+	egressArgs   []string // WithEgress, as given
+	egressOn     bool     // WithEgress was given
+	// egress is the parsed allowlist (nil: no egress); egressLimits bound
+	// each run's proxy (tests lower them).
+	egress       *egress.Policy
+	egressLimits egress.Limits //lint:ignore U1000 only the Linux implementation reads it
 
 	// noFilter runs scripts without the seccomp filter: tests set it to show
 	// what the filter stops. Nothing else does.
@@ -81,6 +88,7 @@ func New(opts ...Option) *Executor {
 		}
 	}
 	s.resolveReadOnly()
+	s.resolveEgress()
 	return s
 }
 
@@ -167,6 +175,50 @@ func WithSnapshotCache(bytes int64) Option {
 func WithNetwork(enabled bool) Option {
 	return func(s *Executor) { s.network = enabled }
 }
+
+// WithEgress lets scripts reach the listed hosts, and nothing else,
+// through a proxy in the agent: each entry is HOST:PORT, a host name (with
+// an optional "*." wildcard, which covers the names below it) or a literal
+// address ("[2001:db8::1]:443" for IPv6). The script keeps a network
+// namespace with only loopback and finds the proxy in HTTP_PROXY,
+// HTTPS_PROXY and NO_PROXY; names are resolved by the proxy, and loopback,
+// link-local, private and the agent's own addresses are refused unless
+// listed. A run's refused hosts are in its Result.Warnings. Calls
+// accumulate; with no entries, every request is refused (and reported). It
+// excludes WithNetwork(true); a malformed entry is invalid. docs/egress.md.
+func WithEgress(hostPorts ...string) Option {
+	hostPorts = append([]string(nil), hostPorts...)
+	return func(s *Executor) {
+		s.egressArgs = append(s.egressArgs, hostPorts...)
+		s.egressOn = true
+	}
+}
+
+// resolveEgress parses the WithEgress entries, once, recording what is
+// invalid.
+func (s *Executor) resolveEgress() {
+	if !s.egressOn {
+		return
+	}
+	p, err := egress.Parse(s.egressArgs...)
+	switch {
+	case err != nil:
+		s.invalid("WithEgress: %w", err)
+	case s.network:
+		s.invalid("WithEgress and WithNetwork(true) exclude each other: the allowlist needs the sandbox's own network namespace")
+	default:
+		s.egress = p
+	}
+	for _, b := range s.readOnly {
+		if hookPath == b.dst || strings.HasPrefix(hookPath, b.dst+"/") {
+			s.invalid("WithReadOnlyPaths(%q) would cover %s, where WithEgress shows the sandbox its hook", b.dst, hookPath)
+		}
+	}
+}
+
+// hookPath is where a sandbox with an egress allowlist sees the agent's own
+// executable, which it starts as the egress hook before the script.
+const hookPath = "/run/adkskills/egress-hook"
 
 // WithMemoryLimit bounds the memory of a run, in bytes (default
 // [DefaultMemory]; zero: the default; negative: no limit).

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"github.com/adkskills/adkskills/codeexec/internal/egress"
 	"github.com/adkskills/adkskills/codeexec/internal/host"
 
 	"github.com/adkskills/adkskills/codeexec"
@@ -10,9 +11,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,6 +142,12 @@ const (
 	infoFD      = 5 // the outer bubblewrap's --info-fd: the PID namespace's init
 	argsFD      = 6 // the outer bubblewrap's --args: its options
 	innerArgsFD = 7 // the inner bubblewrap's --args: its options
+	// With an egress allowlist: the child end of the hook's handoff socket,
+	// which every helper passes down to the hook, and an O_PATH descriptor
+	// of the agent's executable, which the outer bubblewrap binds at
+	// hookPath and closes.
+	handoffFD = 8
+	hookExeFD = 9
 )
 
 // procMasks are the files of /proc that read as empty in the sandbox
@@ -219,8 +228,16 @@ func (s *Executor) bwrapArgs(h *sandboxHost, u runUser, wsDir, skillName string,
 	kernel = append(kernel, "--dev", "/dev", "--perms", "0555", "--tmpfs", "/dev/pts")
 	kernel = append(kernel, s.tmpMounts(filepath.Join(wsDir, host.TmpDirName))...)
 	mounts := h.sys.mountArgs(binds, kernel)
+	mounts = append(mounts, "--bind", wsDir, sandboxWorkspace)
+	if s.egress != nil {
+		// The hook: the agent's executable, bound from a descriptor (a
+		// non-root outer bubblewrap may not open /proc/PID/exe), in
+		// directories the run's uid can enter (bubblewrap makes them 0700
+		// unless told).
+		mounts = append(mounts, "--perms", "0755", "--dir", "/run", "--perms", "0755", "--dir", filepath.Dir(hookPath),
+			"--ro-bind-fd", strconv.Itoa(hookExeFD), hookPath)
+	}
 	mounts = append(mounts,
-		"--bind", wsDir, sandboxWorkspace,
 		"--remount-ro", "/",
 		"--remount-ro", "/dev",
 		"--remount-ro", "/dev/pts",
@@ -262,6 +279,11 @@ func (s *Executor) bwrapArgs(h *sandboxHost, u runUser, wsDir, skillName string,
 	}
 	a.rest = append(a.rest, "--", h.bwrap, "--args", strconv.Itoa(innerArgsFD), "--")
 	a.rest = append(a.rest, s.prlimitArgs(h.prlimit, bounded)...)
+	if s.egress != nil {
+		// Under the rlimits and the filter, in the script's namespaces:
+		// the hook listens there, hands the socket over and becomes argv.
+		a.rest = append(a.rest, egress.HookArgs(hookPath, handoffFD, egress.InsidePort)...)
+	}
 	a.rest = append(a.rest, argv...)
 	return a
 }
@@ -284,6 +306,22 @@ type sandboxLauncher struct {
 	// args and innerArgs are the read ends the bubblewraps read their
 	// options from (argsFD, innerArgsFD).
 	args, innerArgs *os.File
+	// egress is the run's egress proxy and its handoff, with an allowlist.
+	egress *egressRun
+}
+
+// egressRun is one run's egress: the handoff socket's two ends (childEnd
+// and exe go to the child as handoffFD and hookExeFD and are closed once it
+// runs), the proxy, and what became of the handoff.
+type egressRun struct {
+	ctx      context.Context // the run's: a handoff still awaited when it ends is given up
+	agentEnd *net.UnixConn
+	childEnd *os.File
+	exe      *os.File
+	proxy    *egress.Proxy
+	handoff  chan error    // ReceiveListener's error, once it returned
+	served   chan struct{} // closed when the proxy's Serve (if any) returned
+	err      error         // the handoff's error, once Finish has it
 }
 
 // Bounds is the run's memory and process bound, which a cgroup of its own
@@ -350,6 +388,9 @@ func (l *sandboxLauncher) Command(ctx context.Context, p *host.Plan) (*exec.Cmd,
 	q := *p
 	q.HostPATH = v.path
 	env := q.EnvAt(p.WS.Under(sandboxWorkspace))
+	if l.s.egress != nil {
+		env = withProxyEnv(env, l.s.egress)
+	}
 	argv := append([]string{v.exe}, p.Argv[1:]...)
 	a := l.s.bwrapArgs(l.h, l.user, p.WS.Dir, p.WS.Name, v.binds, env, argv, !l.s.noFilter, p.Bounded)
 	var files []*os.File // opened so far, closed on failure
@@ -379,12 +420,109 @@ func (l *sandboxLauncher) Command(ctx context.Context, p *host.Plan) (*exec.Cmd,
 	if l.innerArgs, err = argsFile(a.inner); err != nil {
 		return fail(err)
 	}
-	l.init, l.infoW = followInit(infoR), infoW
+	files = append(files, l.innerArgs)
+	var eg *egressRun
+	if l.s.egress != nil {
+		if eg, err = l.s.newEgressRun(ctx); err != nil {
+			return fail(fmt.Errorf("%w: egress: %v", codeexec.ErrSandboxUnavailable, err))
+		}
+	}
+	l.init, l.infoW, l.egress = followInit(infoR), infoW, eg
 	cmd := exec.CommandContext(ctx, l.h.bwrap, append([]string{"--args", strconv.Itoa(argsFD)}, a.rest...)...)
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{l.statusW, l.filter, l.infoW, l.args, l.innerArgs} // statusFD, seccompFD, infoFD, argsFD, innerArgsFD
+	if eg != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, eg.childEnd, eg.exe) // handoffFD, hookExeFD
+	}
 	return cmd, nil
+}
+
+// withProxyEnv returns env with the variables that point a script's HTTP
+// clients at the egress proxy (replacing any the script's environment
+// already had).
+func withProxyEnv(env []string, p *egress.Policy) []string {
+	add := p.Env(egress.InsidePort)
+	out := make([]string, 0, len(env)+len(add))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(add, func(a string) bool { return strings.HasPrefix(a, k+"=") }) {
+			out = append(out, kv)
+		}
+	}
+	return append(out, add...)
+}
+
+// newEgressRun makes a run's handoff socket and proxy and opens the
+// agent's executable for the hook.
+func (s *Executor) newEgressRun(ctx context.Context) (*egressRun, error) {
+	agentEnd, childEnd, err := egress.Pair()
+	if err != nil {
+		return nil, err
+	}
+	// The descriptor, not the path: a non-root outer bubblewrap gets
+	// EACCES on /proc/PID/exe.
+	exe, err := os.OpenFile("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		agentEnd.Close()
+		childEnd.Close()
+		return nil, err
+	}
+	return &egressRun{ctx: ctx, agentEnd: agentEnd, childEnd: childEnd, exe: exe,
+		proxy:   egress.New(s.egress, egress.WithLimits(s.egressLimits)),
+		handoff: make(chan error, 1), served: make(chan struct{})}, nil
+}
+
+// Started, with an allowlist, closes the agent's copies of the child's
+// ends (so that a sandbox that ends without a handoff reads as end of file)
+// and waits for the hook's listener in the background, then serves the
+// run's proxy on it.
+func (l *sandboxLauncher) Started(int) {
+	eg := l.egress
+	if eg == nil {
+		return
+	}
+	eg.closeChildEnds()
+	go func() {
+		defer close(eg.served)
+		ln, err := egress.ReceiveListener(eg.ctx, eg.agentEnd, egress.InsidePort)
+		eg.handoff <- err
+		if err == nil {
+			_ = eg.proxy.Serve(ln) // until Finish closes the proxy
+		}
+	}()
+}
+
+// closeChildEnds closes the agent's copies of what the child inherited.
+func (eg *egressRun) closeChildEnds() {
+	if eg.childEnd != nil {
+		eg.childEnd.Close()
+		eg.exe.Close()
+		eg.childEnd, eg.exe = nil, nil
+	}
+}
+
+// finish ends the run's egress once nothing of the run is alive: it
+// takes the handoff's outcome (which has come by then: every copy of the
+// child end is closed), closes the proxy, so that its report is final, and
+// returns the handoff's error (nil: the hook handed a listener over).
+func (eg *egressRun) finish(started bool) error {
+	eg.closeChildEnds()
+	if started {
+		select {
+		case eg.err = <-eg.handoff:
+		case <-time.After(host.GroupGoneBound):
+			eg.err = fmt.Errorf("%w: no word from the hook", egress.ErrHandoff)
+		}
+	} else {
+		eg.err = fmt.Errorf("%w: the sandbox did not start", egress.ErrHandoff)
+	}
+	eg.agentEnd.Close() // ends a ReceiveListener still waiting
+	_ = eg.proxy.Close()
+	if started {
+		<-eg.served
+	}
+	return eg.err
 }
 
 // argsFile returns a pipe to read opts from, NUL-separated, as bubblewrap's
@@ -431,6 +569,11 @@ func (l *sandboxLauncher) Finish(res *codeexec.Result) error {
 	l.args.Close()
 	l.innerArgs.Close()
 	l.init.end(host.GroupGoneBound)
+	if l.egress != nil {
+		if err := l.finishEgress(res); err != nil {
+			return err
+		}
+	}
 	if res == nil || res.TimedOut || res.ExitCode >= 128 {
 		return nil
 	}
@@ -454,6 +597,32 @@ func (l *sandboxLauncher) Finish(res *codeexec.Result) error {
 	}
 	return fmt.Errorf("%w: bubblewrap %s could not start a sandbox (exit %d): %s: %s",
 		codeexec.ErrSandboxUnavailable, l.h.version, res.ExitCode, firstLine(res.Stderr.Text), diagnose(res.Stderr.Text))
+}
+
+// finishEgress ends the run's egress and puts the hosts its proxy refused
+// on res. A run whose hook handed no listener over never started its
+// script (the hook executes the script only after the handoff), so unless
+// it timed out it is the sandbox's failure: ErrSandboxUnavailable, with
+// what the hook or the helper that could not start it said.
+func (l *sandboxLauncher) finishEgress(res *codeexec.Result) error {
+	err := l.egress.finish(res != nil)
+	if res == nil {
+		return nil
+	}
+	if w := l.egress.proxy.Report().Warning(); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
+	if err == nil || res.TimedOut {
+		return nil
+	}
+	exe, _ := os.Executable()
+	uid := os.Geteuid()
+	if l.h.root {
+		uid = l.user.uid
+	}
+	return fmt.Errorf("%w: the sandbox's egress hook (this agent's own executable %s, started in the sandbox as uid %d before the script) handed no listener over (exit %d): %s: %v; "+
+		"the executable must be executable by that user (world-executable, not on a noexec file system)",
+		codeexec.ErrSandboxUnavailable, exe, uid, res.ExitCode, firstLine(res.Stderr.Text), err)
 }
 
 // maxStatus bounds what is read of a bubblewrap's JSON status.

@@ -728,6 +728,11 @@ func TestSandboxInvalidOptions(t *testing.T) {
 		{"RootUser", WithUser(0, 0)},
 		{"EmptyBwrapPath", WithBwrapPath("")},
 		{"SharedOption", WithWaitDelay(-time.Second)},
+		{"EgressEntry", WithEgress("api.example.com")},
+		{"EgressWildcardSuffix", WithEgress("*.com:443")},
+		{"EgressWithNetwork", func(s *Executor) { WithEgress("api.example.com:443")(s); WithNetwork(true)(s) }},
+		{"NetworkWithEgress", func(s *Executor) { WithNetwork(true)(s); WithEgress()(s) }},
+		{"ReadOnlyPathOverHook", func(s *Executor) { WithEgress()(s); WithReadOnlyPaths("/run")(s) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -851,6 +856,10 @@ func TestSandboxArgs(t *testing.T) {
 		{"TmpBeforeBindsUnderIt", true, perRun, nil, `--dev /dev .*--bind /ws/.tmp /tmp .*--ro-bind /tmp/venv /tmp/venv .*--bind /ws /workspace`, ``, ``},
 		{"TmpfsBeforeBindsUnderIt", true, perRun, []Option{WithTmpSize(1 << 20)}, `--dev /dev .*--tmpfs /dev/shm .*--tmpfs /tmp .*--ro-bind /tmp/venv /tmp/venv .*--bind /ws /workspace`, ``, ``},
 		{"NetworkOn", false, runUser{}, []Option{WithNetwork(true)}, ``, `^--unshare-user --disable-userns --cap-drop ALL `, ``},
+		{"Egress", true, perRun, []Option{WithEgress("api.example.com:443")},
+			` --unshare-net .*--bind /ws /workspace --perms 0755 --dir /run --perms 0755 --dir /run/adkskills --ro-bind-fd 9 /run/adkskills/egress-hook --remount-ro / `,
+			`^--unshare-user --disable-userns --uid 65534 --gid 65534 --unshare-net ` + innerCommon,
+			` --cpu=120 -- /run/adkskills/egress-hook -adkskills-egress-hook 8 3128 -- /root/.pyenv/versions/3.11.7/bin/python3 scripts/a.py$`},
 		{"Limits", true, runUser{uid: 1000, gid: 1001, insideUID: 1000, insideGID: 1001},
 			[]Option{WithMemoryLimit(-1), WithProcessLimit(7), WithFileSizeLimit(-1), WithCPULimit(1500 * time.Millisecond), WithTmpSize(1 << 20)},
 			`--size 1048576 --tmpfs /dev/shm --perms 1777 --size 1048576 --tmpfs /tmp `, `^--unshare-user --disable-userns --uid 1000 --gid 1001 `,

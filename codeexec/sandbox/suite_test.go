@@ -18,6 +18,13 @@ func TestConformance(t *testing.T) {
 	codeexectest.Run(t, func() codeexec.Executor { return sandbox.New() })
 }
 
+// TestConformanceEgress: behind the egress hook (which starts every
+// script) the contract holds the same.
+func TestConformanceEgress(t *testing.T) {
+	requireBwrap(t)
+	codeexectest.Run(t, func() codeexec.Executor { return sandbox.New(sandbox.WithEgress("127.0.0.1:1")) })
+}
+
 // requireBwrap skips t where bubblewrap is not installed and fails it where
 // the sandbox does not work.
 func requireBwrap(t *testing.T) {

@@ -246,6 +246,9 @@ func (r *runner) respond(ctx context.Context, s Session, res *codeexec.Result) *
 	for _, o := range res.Omitted {
 		warnings = append(warnings, fmt.Sprintf("%s was not saved: %s", DisplayPath(o.Path), o.Reason))
 	}
+	// What the executor saw (the hosts the sandbox's network refused)
+	// comes first: the files' warnings are bounded in number.
+	warnings = append(slices.Clip(res.Warnings), warnings...)
 	return &Response{
 		Status:      status(res),
 		ExitCode:    res.ExitCode,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/codeexec/local"
+	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/adktest"
 	"github.com/adkskills/adkskills/skilltoolset"
@@ -274,4 +275,30 @@ func TestRunEndsTheExecutorImposed(t *testing.T) {
 		assert.Equal(t, runscript.CodeExecutionError, resp["error_code"])
 		assert.Equal(t, "the skill and its input files are over the 1024-byte staging limit, so the script did not run", resp["error"])
 	})
+}
+
+// TestRunScriptRefusedHosts: the hosts the sandbox's egress allowlist
+// refused a run are in the response's warning, which the model reads, with
+// the files' warnings after them.
+func TestRunScriptRefusedHosts(t *testing.T) {
+	if err := sandbox.New().Probe(context.Background()); err != nil {
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "skills")
+	for p, c := range map[string]string{
+		"demo/SKILL.md": "---\nname: demo\ndescription: Demo.\n---\n",
+		"demo/scripts/get.sh": "curl -s -o /dev/null --max-time 20 http://pypi.org/simple/\n" +
+			"curl -s -o /dev/null --max-time 20 https://files.pythonhosted.org/\nln -s /etc/passwd link\n",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644))
+	}
+	tl, err := runscript.New(runscript.Config{Source: skilltoolset.NewFSSource(os.DirFS(dir)), Executor: sandbox.New(sandbox.WithEgress("api.example.com:443"))})
+	require.NoError(t, err)
+	tc, _ := adktest.ToolContext(t, artifact.InMemoryService(), "inv-egress")
+	resp, err := tl.(runner).Run(tc, map[string]any{"skill_name": "demo", "script_path": "scripts/get.sh"})
+	require.NoError(t, err)
+	assert.Equal(t, "success", resp["status"], resp)
+	assert.Regexp(t, `^the sandbox's network refused: pypi\.org:80 \(is not on the egress allowlist\); files\.pythonhosted\.org:443 \(is not on the egress allowlist\)\. `+
+		`Only the hosts on the egress allowlist are reachable; the operator can add HOST:PORT entries\.; link was not saved: `, resp["warning"])
 }

@@ -57,6 +57,16 @@ type GroupRecorder interface {
 	RecordsGroup()
 }
 
+// Starter is implemented by a launcher that must act as soon as the child
+// runs, before the pipeline waits for it: close its own copies of
+// descriptors the child inherited, serve the child through them. Started
+// gets the child's PID once the child is bounded (in its cgroup, with its
+// OOM score) and let go; it must not block. It is not called when the start
+// failed; Finish is, either way.
+type Starter interface {
+	Started(pid int)
+}
+
 // Finisher is implemented by a launcher that must look at a run after it
 // (see the comment at the top of this file).
 type Finisher interface {
@@ -262,11 +272,7 @@ func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *code
 	if cmd.Cancel == nil {
 		err = fmt.Errorf("%w: launcher did not use exec.CommandContext", codeexec.ErrStart)
 	} else {
-		var started func(pid int)
-		if _, ok := l.(GroupRecorder); ok {
-			started = ws.recordGroup
-		}
-		res, err = run(cmd, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault(), started, cg)
+		res, err = run(cmd, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault(), startedFunc(l, ws), cg)
 	}
 	if f, ok := l.(Finisher); ok {
 		if ferr := f.Finish(res); ferr != nil && err == nil {
@@ -288,6 +294,23 @@ func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *code
 	res.Files, res.Omitted = collectFrom(ws.Skill, st.root, st.snap, st.lim.Output)
 	st.use.check(st.snap)
 	return res, nil
+}
+
+// startedFunc is what run calls with the child's PID once it runs: the
+// workspace records the group of a GroupRecorder's child, and a Starter is
+// told. nil when neither applies.
+func startedFunc(l Launcher, ws *Workspace) func(pid int) {
+	_, record := l.(GroupRecorder)
+	s, tell := l.(Starter)
+	switch {
+	case record && tell:
+		return func(pid int) { ws.recordGroup(pid); s.Started(pid) }
+	case record:
+		return ws.recordGroup
+	case tell:
+		return s.Started
+	}
+	return nil
 }
 
 // collectFrom collects the output files from root, the skill root's handle,

@@ -56,8 +56,10 @@ type Response struct {
 	// Message says how the executor ended a run the script did not end
 	// itself ("out of memory: the run used its 512 MiB"); empty otherwise.
 	Message string `json:"message,omitempty"`
-	// Warning is set when files were not saved (no artifact service, a save
-	// failed, a limit was hit) or part of the response was cut.
+	// Warning is set when the executor noticed something about the run
+	// (the hosts the sandbox's network refused), files were not saved (no
+	// artifact service, a save failed, a limit was hit) or part of the
+	// response was cut.
 	Warning string `json:"warning,omitempty"`
 
 	// Error says why no script ran, without host details.
