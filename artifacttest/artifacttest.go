@@ -22,6 +22,9 @@
 //     for a text part;
 //   - SaveIgnoresVersion: Save ignores SaveRequest.Version, as both of ADK's
 //     services do (whatever the field's doc says);
+//   - DeletionRecord: what runscript's record of deleted files relies on,
+//     a JSON blob saved again and again under a name with "~" beside files
+//     with "∕" in theirs, the latest loaded, the files' versions kept;
 //   - Missing: a missing artifact or version is an error matching
 //     fs.ErrNotExist, and deleting one is not an error;
 //   - DeleteVersion, DeleteAll: Delete of one version or of them all, and

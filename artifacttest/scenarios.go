@@ -18,6 +18,11 @@ func bin() *genai.Part {
 	return genai.NewPartFromBytes(b, "image/png")
 }
 func csv(s string) *genai.Part { return genai.NewPartFromBytes([]byte(s), "text/csv") }
+
+// deletionRecord is the name of runscript's record of deleted files.
+const deletionRecord = "~adkskills-deleted.json"
+
+func record(s string) *genai.Part { return genai.NewPartFromBytes([]byte(s), "application/json") }
 func txt(s string) *genai.Part { return genai.NewPartFromText(s) }
 
 // odd parts: every shape a Save accepts, and the MIME type GetArtifactVersion
@@ -154,6 +159,27 @@ func scenarios() []scenario {
 			{del("x", 3), success},
 			{del("user:x", 0), success},
 			{list(), outcome{}},
+		}},
+		// What runscript's record of deleted files relies on (its name is
+		// runscript.DeletedArtifact): a JSON blob under a name with "~",
+		// saved again and again beside files whose names have "∕"; a Load
+		// of the latest gives the newest record, a session that has none
+		// says fs.ErrNotExist, List shows it with the files, and every
+		// version of a file stays loadable whatever is saved after it.
+		{"DeletionRecord", []step{
+			{load(deletionRecord, 0), notExist},
+			{save("unpacked∕ppt∕slide2.xml", csv("v1")), ver(1)},
+			{save("unpacked∕ppt∕slide2.xml", csv("v2")), ver(2)},
+			{save(deletionRecord, record(`{"deleted":["unpacked∕ppt∕slide2.xml"]}`)), ver(1)},
+			{save("unpacked∕ppt∕slide3.xml", csv("s3")), ver(1)},
+			{save(deletionRecord, record(`{"deleted":[]}`)), ver(2)},
+			{load(deletionRecord, 0), part(record(`{"deleted":[]}`))},
+			{load(deletionRecord, 1), part(record(`{"deleted":["unpacked∕ppt∕slide2.xml"]}`))},
+			{get(deletionRecord, 0), info(2, "application/json")},
+			{list(), names("unpacked∕ppt∕slide2.xml", "unpacked∕ppt∕slide3.xml", deletionRecord)},
+			{load("unpacked∕ppt∕slide2.xml", 1), part(csv("v1"))},
+			{load("unpacked∕ppt∕slide2.xml", 0), part(csv("v2"))},
+			{load(deletionRecord, 0).in("another"), notExist},
 		}},
 		{"DeleteVersion", []step{
 			{save("a", txt("1")), ver(1)},

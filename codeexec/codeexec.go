@@ -188,4 +188,14 @@ type Result struct {
 	Files []File
 	// Omitted are the files the run wrote that Files leaves out, and why.
 	Omitted []OmittedFile
+	// Deleted are the paths of the request's extra files (Request.Files)
+	// that are no longer regular files when the run ends, sorted: deleted,
+	// renamed or moved away, or replaced by a folder, a symbolic link or
+	// anything else (what took the place is reported as any other entry).
+	// A renamed or moved file is thus a path here and a new one in Files.
+	// Files of Skill a run deletes are not listed: every run starts from
+	// the skill's own files. Nothing is listed when the skill root itself
+	// was replaced (see Omitted), nor a path the executor could not look
+	// at (an unreadable folder, a collection that stopped early).
+	Deleted []string
 }

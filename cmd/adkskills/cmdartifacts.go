@@ -15,13 +15,16 @@ import (
 	"google.golang.org/adk/artifact"
 
 	"github.com/adkskills/adkskills/fileartifact"
+	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
 const artifactsAbout = `Lists the artifacts of a session of the store (ls, the default): the file
 each one holds (its path as the script wrote it; - for a file no script
 wrote, such as an upload), the artifact's name, number of versions, latest
-version, its size and MIME type. cat prints the
+version, its size and MIME type. ls shows the session's current tree: a file
+a run deleted, renamed or moved away is left out (--deleted lists those
+instead; cat still prints them). cat prints the
 raw bytes of an artifact's latest version, or of --version N. NAME is the
 artifact name (dist∕report.zip) or the script's file path (dist/report.zip).
 --app, --user and --session pick the session, so an agent's own store
@@ -34,6 +37,7 @@ func artifactsCommand(ctx context.Context, c *cli, args []string) int {
 	app := fs.String("app", appName, "the ADK app `NAME` (runner.Config.AppName) whose artifacts to browse")
 	user := fs.String("user", "", "the `USER` ID whose artifacts to browse (default the OS user, as run and chat save)")
 	version := fs.Int64("version", 0, "cat: the `N`th version (default the latest)")
+	deleted := fs.Bool("deleted", false, "ls: list the files runs deleted from the session's tree instead")
 	pos, _, code, done := c.parse(fs, args)
 	if done {
 		return code
@@ -51,6 +55,9 @@ func artifactsCommand(ctx context.Context, c *cli, args []string) int {
 			return c.usageError(fs, "artifacts ls: --version is for cat")
 		}
 	case "cat":
+		if *deleted {
+			return c.usageError(fs, "artifacts cat: --deleted is for ls")
+		}
 		if len(pos) != 1 {
 			return c.usageError(fs, "artifacts cat needs exactly one NAME")
 		}
@@ -70,7 +77,7 @@ func artifactsCommand(ctx context.Context, c *cli, args []string) int {
 	}
 	sc := scope{app: *app, user: cmp.Or(*user, c.userID()), session: st.session}
 	if sub == "ls" {
-		return c.artifactsLs(ctx, store, dir, sc)
+		return c.artifactsLs(ctx, store, dir, sc, *deleted)
 	}
 	return c.artifactsCat(ctx, store, sc, pos[0], *version)
 }
@@ -80,18 +87,50 @@ type scope struct {
 	app, user, session string
 }
 
-func (c *cli) artifactsLs(ctx context.Context, store *fileartifact.Service, dir string, sc scope) int {
+// artifactsLs lists the artifacts of the session's tree, or with deleted
+// those of the files runs deleted from it.
+func (c *cli) artifactsLs(ctx context.Context, store *fileartifact.Service, dir string, sc scope, deleted bool) int {
 	app, userID, sessionID := sc.app, sc.user, sc.session
 	list, err := store.List(ctx, &artifact.ListRequest{AppName: app, UserID: userID, SessionID: sessionID})
 	if err != nil {
 		c.errorf("listing artifacts: %v", err)
 		return exitFailure
 	}
-	if len(list.FileNames) == 0 {
-		fmt.Fprintf(c.stderr, "adkskills: no artifacts in session %q of user %q, app %q, in %s\n", sessionID, userID, app, dir)
+	gone, err := runscript.DeletedFiles(ctx, adkglue.SessionArtifacts(store, app, userID, sessionID))
+	if err != nil {
+		c.errorf("reading the session's deleted files: %v", err)
+		return exitFailure
+	}
+	goneAt := map[string]bool{}
+	for _, f := range gone {
+		goneAt[f.Path] = true
+	}
+	var names []string
+	hidden := 0
+	for _, name := range list.FileNames {
+		if name == runscript.DeletedArtifact {
+			continue
+		}
+		p, ok := runscript.ArtifactPath(name)
+		if !ok {
+			p = name
+		}
+		if goneAt[p] != deleted {
+			hidden++
+			continue
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		what := "artifacts"
+		if deleted {
+			what = "deleted files"
+		}
+		fmt.Fprintf(c.stderr, "adkskills: no %s in session %q of user %q, app %q, in %s\n", what, sessionID, userID, app, dir)
+		c.hiddenNote(hidden, deleted)
 		return exitOK
 	}
-	names := slices.Sorted(slices.Values(list.FileNames))
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FILE\tARTIFACT\tVERSIONS\tLATEST\tSIZE\tMIME")
 	for _, name := range names {
@@ -123,7 +162,15 @@ func (c *cli) artifactsLs(ctx context.Context, store *fileartifact.Service, dir 
 		c.errorf("%v", err)
 		return exitFailure
 	}
+	c.hiddenNote(hidden, deleted)
 	return exitOK
+}
+
+// hiddenNote says how many artifacts of deleted files ls left out.
+func (c *cli) hiddenNote(hidden int, deleted bool) {
+	if hidden > 0 && !deleted {
+		fmt.Fprintf(c.stderr, "adkskills: %s of files runs deleted not shown (--deleted lists them)\n", plural(hidden, "artifact", "artifacts"))
+	}
 }
 
 func (c *cli) artifactsCat(ctx context.Context, store *fileartifact.Service, sc scope, name string, version int64) int {

@@ -200,6 +200,13 @@ func resultNote(resp map[string]any) string {
 	if len(saved) > 0 {
 		note += fmt.Sprintf(", saved %s", strings.Join(saved, ", "))
 	}
+	if len(res.DeletedFiles) > 0 {
+		names := make([]string, len(res.DeletedFiles))
+		for i, f := range res.DeletedFiles {
+			names[i] = f.Name
+		}
+		note += fmt.Sprintf(", deleted %s", oneLine(strings.Join(names, ", "), 200))
+	}
 	if res.Warning != "" {
 		note += "; warning: " + oneLine(res.Warning, 120)
 	}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/fileartifact"
+	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/encoding"
 	"github.com/adkskills/adkskills/internal/skillfs"
 	"github.com/adkskills/adkskills/internal/valid"
@@ -46,6 +47,9 @@ named after the file) and passes it in: the script finds it in its working
 directory under the file's name. --input-artifact passes in what the
 session already has: an artifact name, a file path an earlier run wrote, or
 a glob over those paths (unpacked/**), as the model's input_files does.
+A file passed in that the script deletes, renames or moves away is listed
+under deleted files and leaves the session's tree (artifacts ls): later
+--input-artifact paths and globs no longer pass it in.
 Exit status: 0 success; the script's exit code (1..125) when it failed;
 124 on timeout; 1 when the tool refused the call; 2 for a usage error.`
 
@@ -415,6 +419,12 @@ func (c *cli) printRun(store *fileartifact.Service, sessionID string, call scrip
 			fmt.Fprintf(w, "    (no path: %v)\n", err)
 		}
 	}
+	if len(res.DeletedFiles) > 0 {
+		fmt.Fprintf(w, "== deleted files ==\n")
+	}
+	for _, f := range res.DeletedFiles {
+		fmt.Fprintf(w, "%s (artifact %q keeps its versions)\n", f.Name, f.Artifact)
+	}
 	if res.Message != "" {
 		fmt.Fprintf(w, "message: %s\n", res.Message)
 	}
@@ -427,6 +437,9 @@ func (c *cli) printRun(store *fileartifact.Service, sessionID string, call scrip
 	}
 	if len(res.OutputFiles) > 0 {
 		line += fmt.Sprintf(", %d file(s) saved", saved)
+	}
+	if len(res.DeletedFiles) > 0 {
+		line += fmt.Sprintf(", %d file(s) deleted", len(res.DeletedFiles))
 	}
 	fmt.Fprintln(w, line+" ==")
 }
@@ -484,8 +497,10 @@ func (c *cli) readInputs(files []string) ([]upload, error) {
 }
 
 // saveInputs saves the --input files into the session, as the artifact
-// each one's path maps to: a new version when the session has it already.
+// each one's path maps to: a new version when the session has it already,
+// and back in the session's tree when a run had deleted it.
 func (c *cli) saveInputs(ctx context.Context, store artifact.Service, sessionID string, uploads []upload) ([]upload, error) {
+	paths := make([]string, 0, len(uploads))
 	for i, u := range uploads {
 		name := runscript.ArtifactName(u.path)
 		part := &genai.Part{InlineData: &genai.Blob{Data: u.data, MIMEType: encoding.MIMEType(u.path, u.data)}}
@@ -494,6 +509,10 @@ func (c *cli) saveInputs(ctx context.Context, store artifact.Service, sessionID 
 			return nil, fmt.Errorf("--input %s: saving it into the session: %w", u.file, err)
 		}
 		uploads[i].artifact, uploads[i].version, uploads[i].data = name, resp.Version, nil
+		paths = append(paths, u.path)
+	}
+	if err := runscript.Restore(ctx, adkglue.SessionArtifacts(store, appName, c.userID(), sessionID), paths...); err != nil {
+		return nil, fmt.Errorf("--input: %w", err)
 	}
 	return uploads, nil
 }

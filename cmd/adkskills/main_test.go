@@ -144,7 +144,8 @@ func TestUsageErrors(t *testing.T) {
 		{"a bad boolean", []string{"run", "--json=maybe", "x", "y"}, `run: invalid value "maybe" for --json (true or false)`, "run"},
 		{"a bad number", []string{"artifacts", "cat", "x", "--version", "last"}, `artifacts: invalid value "last" for --version N`, "artifacts"},
 		{"bad flag syntax", []string{"list", "---x"}, "list: bad flag syntax: ---x", "list"},
-		{"artifacts bad flag", []string{"artifacts", "ls", "--x"}, "artifacts: unknown flag --x (its flags: --app, --artifacts, --session, --user, --version)", "artifacts"},
+		{"deleted is for ls", []string{"artifacts", "cat", "x", "--deleted"}, "artifacts cat: --deleted is for ls", "artifacts"},
+		{"artifacts bad flag", []string{"artifacts", "ls", "--x"}, "artifacts: unknown flag --x (its flags: --app, --artifacts, --deleted, --session, --user, --version)", "artifacts"},
 		{"web and a model with the demo", []string{"web", "--demo", "--model", "gemini-2.5-pro"}, "web: --demo is the built-in demo model: leave out --model", "web"},
 	}
 	for _, tt := range tests {

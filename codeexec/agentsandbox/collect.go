@@ -41,23 +41,27 @@ type candidate struct {
 }
 
 // collect returns the regular files under the skill root that the run
-// created or changed, sorted by path and within j's limits, and the
-// entries it left out with the reason: the host executors' rules, applied
-// in the pod. It never follows a link: find reports a link as one, tar
-// stores it as one.
-func (p *pod) collect(ctx context.Context, j *job) ([]codeexec.File, []codeexec.OmittedFile) {
+// created or changed, sorted by path and within j's limits, the entries it
+// left out with the reason, and the request's extra files that are no
+// longer regular files: the host executors' rules, applied in the pod. It
+// never follows a link: find reports a link as one, tar stores it as one.
+func (p *pod) collect(ctx context.Context, j *job) ([]codeexec.File, []codeexec.OmittedFile, []string) {
 	var om host.Omissions
 	entries, stopped, err := p.list(ctx, j)
 	if err != nil {
 		om.Add(codeexec.OmittedFile{Path: ".", Reason: fmt.Sprintf("skill root unreadable: %v", err)})
-		return nil, om.List()
+		return nil, om.List(), nil
 	}
 	if stopped {
 		om.Stopped(".")
 	}
 	var cands []candidate
 	var maybeSame []string // staged files of their staged size: compare the bytes
+	regular := map[string]bool{}
 	for _, e := range entries {
+		if e.kind == 'f' {
+			regular[e.path] = true
+		}
 		switch e.kind {
 		case 'd':
 			continue
@@ -89,7 +93,25 @@ func (p *pod) collect(ctx context.Context, j *job) ([]codeexec.File, []codeexec.
 	slices.SortFunc(cands, func(a, b candidate) int { return strings.Compare(a.path, b.path) })
 	selected := choose(cands, j.limits.Output, &om)
 	files := p.fetch(ctx, j, selected, &om)
-	return files, om.List()
+	return files, om.List(), deletedExtras(j.req.Files, regular, stopped)
+}
+
+// deletedExtras returns, sorted, the paths of extra that are not among the
+// regular files find listed: find does not descend into a link, so a file
+// under a folder that became one is not listed either. A listing that
+// stopped early tells nothing of what it did not reach: none is returned.
+func deletedExtras(extra []codeexec.File, regular map[string]bool, stopped bool) []string {
+	if stopped {
+		return nil
+	}
+	var out []string
+	for _, f := range extra {
+		if !regular[f.Path] {
+			out = append(out, f.Path)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // choose applies the output limits in path order, as the host executors do.

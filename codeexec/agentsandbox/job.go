@@ -102,7 +102,11 @@ func entries(req *codeexec.Request) ([]entry, error) {
 			}
 		}
 		kinds[f.Path] = false
-		out = append(out, entry{path: f.Path, size: int64(len(f.Data)), mode: f.Mode.Perm(), data: f.Data})
+		data := f.Data
+		if data == nil {
+			data = []byte{} // an empty file, not one of the skill's
+		}
+		out = append(out, entry{path: f.Path, size: int64(len(data)), mode: f.Mode.Perm(), data: data})
 	}
 	if isDir, ok := kinds[req.Script]; !ok || isDir {
 		return nil, fmt.Errorf("%w: script %q is not among the request's files", codeexec.ErrInvalidRequest, req.Script)

@@ -172,7 +172,7 @@ func (p *pod) execute(ctx context.Context, j *job) (*codeexec.Result, error) {
 	if ctx.Err() == nil {
 		cctx, cancel := context.WithTimeout(ctx, p.cfg.transferTimeout)
 		defer cancel()
-		res.Files, res.Omitted = p.collect(cctx, j)
+		res.Files, res.Omitted, res.Deleted = p.collect(cctx, j)
 	}
 	return res, nil
 }

@@ -30,6 +30,9 @@
 //   - output files: created and changed files only, never a staged file left
 //     unchanged, symbolic links and special files omitted with the reason,
 //     the count and size limits;
+//   - deletions: the extra files a run deleted, renamed, moved or replaced
+//     by a folder or a link, never a skill file, all of them when the run
+//     deletes everything or thousands;
 //   - time limits and cancellation: the whole process tree killed, a
 //     background child unable to hold the call open or outlive the script;
 //   - a fresh workspace per run, never the process working directory;
@@ -91,6 +94,7 @@ func Run(t *testing.T, newExecutor func() codeexec.Executor) {
 	t.Run("OutputFiles", func(t *testing.T) { testOutputFiles(t, newExecutor()) })
 	t.Run("Symlinks", func(t *testing.T) { testSymlinks(t, newExecutor()) })
 	t.Run("OutputLimits", func(t *testing.T) { testOutputLimits(t, newExecutor()) })
+	t.Run("Deletions", func(t *testing.T) { testDeletions(t, newExecutor()) })
 	t.Run("ProcessTree", func(t *testing.T) { testProcessTree(t, newExecutor()) })
 	t.Run("FreshWorkspace", func(t *testing.T) { testFreshWorkspace(t, newExecutor()) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, newExecutor()) })
@@ -742,6 +746,133 @@ func testProcessTree(t *testing.T, e codeexec.Executor) {
 			}
 		})
 	}
+}
+
+// deletionCases are what a run can do to an extra file, each with what
+// Result must say: every case in one run, so that none hides another.
+var deletionCases = []struct {
+	name    string
+	files   []string // extra files, each holding its own path
+	src     string   // python lines doing it
+	deleted []string // Result.Deleted among files
+	outputs []string // Result.Files among the case's paths
+	omitted []string // Result.Omitted among them
+}{
+	{name: "Unchanged", files: []string{"in/kept.txt"}, src: `open("in/kept.txt").read()`},
+	{name: "Modified", files: []string{"in/edited.txt"}, src: `open("in/edited.txt", "a").write(" edited")`, outputs: []string{"in/edited.txt"}},
+	{name: "Deleted", files: []string{"in/deleted.txt"}, src: `os.remove("in/deleted.txt")`, deleted: []string{"in/deleted.txt"}},
+	{name: "Renamed", files: []string{"in/old-name.txt"}, src: `os.rename("in/old-name.txt", "in/new-name.txt")`,
+		deleted: []string{"in/old-name.txt"}, outputs: []string{"in/new-name.txt"}},
+	{name: "MovedToAnotherFolder", files: []string{"in/moved.txt"}, src: `os.makedirs("elsewhere/deep"); os.rename("in/moved.txt", "elsewhere/deep/moved.txt")`,
+		deleted: []string{"in/moved.txt"}, outputs: []string{"elsewhere/deep/moved.txt"}},
+	{name: "ReplacedByFolder", files: []string{"in/folder"}, src: `os.remove("in/folder"); os.mkdir("in/folder"); open("in/folder/inside.txt", "w").write("x")`,
+		deleted: []string{"in/folder"}, outputs: []string{"in/folder/inside.txt"}},
+	{name: "ReplacedByLink", files: []string{"in/link.txt"}, src: `os.remove("in/link.txt"); os.symlink("kept.txt", "in/link.txt")`,
+		deleted: []string{"in/link.txt"}, omitted: []string{"in/link.txt"}},
+	{name: "FolderRemoved", files: []string{"gone/a.txt", "gone/sub/b.txt"}, src: `shutil.rmtree("gone")`,
+		deleted: []string{"gone/a.txt", "gone/sub/b.txt"}},
+	// A folder on the path swapped for a link to a copy of it: the file
+	// is not followed through the link.
+	{name: "FolderReplacedByLink", files: []string{"via/sub/c.txt"}, src: `shutil.copytree("via", "copy"); shutil.rmtree("via"); os.symlink("copy", "via")`,
+		deleted: []string{"via/sub/c.txt"}, outputs: []string{"copy/sub/c.txt"}, omitted: []string{"via"}},
+	{name: "DeletedAndWrittenBack", files: []string{"in/back.txt"}, src: `os.remove("in/back.txt"); open("in/back.txt", "w").write("in/back.txt")`},
+	{name: "DeletedAndRewritten", files: []string{"in/rewritten.txt"}, src: `os.remove("in/rewritten.txt"); open("in/rewritten.txt", "w").write("new")`,
+		outputs: []string{"in/rewritten.txt"}},
+	// Not extra files: a skill file, a file the run made itself.
+	{name: "SkillFileDeleted", src: `os.remove("data/skill.txt")`},
+	{name: "OwnFileDeleted", src: `open("own.txt", "w").write("x"); os.remove("own.txt")`},
+}
+
+// testDeletions: Result.Deleted lists the extra files a run left no
+// regular file at, and nothing else.
+func testDeletions(t *testing.T, e codeexec.Executor) {
+	t.Run("Cases", func(t *testing.T) {
+		src := "import os, shutil\n"
+		var extra []codeexec.File
+		var wantDeleted []string
+		for _, c := range deletionCases {
+			src += c.src + "\n"
+			for _, p := range c.files {
+				extra = append(extra, codeexec.File{Path: p, Data: []byte(p)})
+			}
+			wantDeleted = append(wantDeleted, c.deleted...)
+		}
+		slices.Sort(wantDeleted)
+		skill := Skill(map[string]string{"data/skill.txt": "shipped", "scripts/change.py": src})
+		res := MustRun(t, e, &codeexec.Request{Skill: skill, Files: extra, Script: "scripts/change.py"})
+		if res.ExitCode != 0 {
+			t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr.Text)
+		}
+		if !slices.Equal(res.Deleted, wantDeleted) {
+			t.Errorf("deleted %q, want %q", res.Deleted, wantDeleted)
+		}
+		outputs, omitted := Paths(res.Files), []string{}
+		for _, o := range res.Omitted {
+			omitted = append(omitted, o.Path)
+		}
+		for _, c := range deletionCases {
+			for _, w := range []struct {
+				what      string
+				got, want []string
+			}{{"deleted", res.Deleted, c.deleted}, {"outputs", outputs, c.outputs}, {"omitted", omitted, c.omitted}} {
+				var got []string
+				for _, p := range w.got {
+					if slices.Contains(c.files, p) || slices.Contains(w.want, p) {
+						got = append(got, p)
+					}
+				}
+				if !slices.Equal(got, w.want) {
+					t.Errorf("%s: %s %q, want %q", c.name, w.what, got, w.want)
+				}
+			}
+		}
+		var wantOutputs []string
+		for _, c := range deletionCases {
+			wantOutputs = append(wantOutputs, c.outputs...)
+		}
+		slices.Sort(wantOutputs)
+		if !slices.Equal(outputs, wantOutputs) {
+			t.Errorf("outputs %q, want %q", outputs, wantOutputs)
+		}
+	})
+	t.Run("Everything", func(t *testing.T) {
+		// A script that empties its working directory: every extra file is
+		// deleted, none of the skill's is listed.
+		skill := Skill(map[string]string{"data/skill.txt": "shipped", "scripts/wipe.py": `import os, shutil
+for name in os.listdir("."):
+    shutil.rmtree(name) if os.path.isdir(name) and not os.path.islink(name) else os.remove(name)
+`})
+		extra := []codeexec.File{{Path: "top.txt"}, {Path: "a/b/c.bin", Data: ByteRange(300)}, {Path: "scripts/input.txt", Data: []byte("beside the script")}}
+		res := MustRun(t, e, &codeexec.Request{Skill: skill, Files: extra, Script: "scripts/wipe.py"})
+		if res.ExitCode != 0 {
+			t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr.Text)
+		}
+		if want := []string{"a/b/c.bin", "scripts/input.txt", "top.txt"}; !slices.Equal(res.Deleted, want) {
+			t.Errorf("deleted %q, want %q", res.Deleted, want)
+		}
+		if len(res.Files) != 0 || len(res.Omitted) != 0 {
+			t.Errorf("files %v, omitted %v: want none", Paths(res.Files), res.Omitted)
+		}
+	})
+	t.Run("Thousands", func(t *testing.T) {
+		// Deleted lists every deleted extra file, however many: it is
+		// bounded by the request, not by the output limits.
+		n := 10 * codeexec.DefaultMaxOutputFiles
+		extra := make([]codeexec.File, n)
+		want := make([]string, n)
+		for i := range extra {
+			want[i] = fmt.Sprintf("many/%d/f%d.txt", i%10, i)
+			extra[i] = codeexec.File{Path: want[i], Data: []byte("x")}
+		}
+		slices.Sort(want)
+		res := MustRun(t, e, &codeexec.Request{Skill: Skill(map[string]string{"scripts/wipe.py": `import shutil; shutil.rmtree("many")`}), Files: extra, Script: "scripts/wipe.py"})
+		if res.ExitCode != 0 {
+			t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr.Text)
+		}
+		if !slices.Equal(res.Deleted, want) {
+			t.Errorf("deleted %d paths (first %q), want the %d extra files", len(res.Deleted), res.Deleted[:min(3, len(res.Deleted))], n)
+		}
+	})
 }
 
 // testFreshWorkspace: every run starts from the request alone.

@@ -46,6 +46,24 @@ var broken = map[string]struct {
 			res.Files = append(res.Files, req.Files...)
 		}
 	}, subtest: "OutputFiles"},
+	// Never reports a deletion.
+	"HidesDeletions": {wrap: func(_ *codeexec.Request, res *codeexec.Result) {
+		if res != nil {
+			res.Deleted = nil
+		}
+	}, subtest: "Deletions/Cases"},
+	// Reports every extra file deleted, whatever the run did to it.
+	"DeletesAllInputs": {wrap: func(req *codeexec.Request, res *codeexec.Result) {
+		if res != nil {
+			res.Deleted = codeexectest.Paths(req.Files)
+		}
+	}, subtest: "Deletions/Cases"},
+	// Stops listing deletions at the output files' count.
+	"CapsDeletions": {wrap: func(_ *codeexec.Request, res *codeexec.Result) {
+		if res != nil && len(res.Deleted) > codeexec.DefaultMaxOutputFiles {
+			res.Deleted = res.Deleted[:codeexec.DefaultMaxOutputFiles]
+		}
+	}, subtest: "Deletions/Thousands"},
 	// Loses stdin.
 	"DropsStdin": {wrap: func(req *codeexec.Request, _ *codeexec.Result) {
 		req.Stdin = nil

@@ -217,13 +217,13 @@ func TestRunMapsExecutorErrors(t *testing.T) {
 		var logs strings.Builder
 		r := &runner{Config: Config{Executor: errExecutor{c.err}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
 		tc, _ := adktest.ToolContext(t, nil, "inv")
-		resp := r.run(tc, r.session(tc), Call{Tool: "run_skill_script"}, &codeexec.Request{Script: "s.py"})
+		resp := r.run(tc, r.session(tc), Call{Tool: "run_skill_script"}, &codeexec.Request{Script: "s.py"}, nil)
 		assert.Equal(t, c.code, resp.ErrorCode, c.err)
 		assert.Contains(t, resp.Error, c.contains)
 		assert.NotContains(t, resp.Error, "/", "no host detail reaches the model: %v", resp.Error)
 		assert.Contains(t, logs.String(), c.err.Error(), "the detail is logged")
 	}
-	resp := (&runner{}).run(context.Background(), nil, Call{Tool: "run_skill_script"}, &codeexec.Request{})
+	resp := (&runner{}).run(context.Background(), nil, Call{Tool: "run_skill_script"}, &codeexec.Request{}, nil)
 	assert.Equal(t, CodeNoCodeExecutor, resp.ErrorCode)
 }
 
@@ -240,7 +240,7 @@ func TestRunFillsLimits(t *testing.T) {
 	lim := codeexec.Limits{MaxOutputChars: 7, Timeout: 3, Output: codeexec.FileLimits{MaxFiles: 2}, MaxSkillBytes: 9}
 	r := &runner{Config: Config{Executor: c, Limits: lim}}
 	tc, _ := adktest.ToolContext(t, nil, "inv")
-	r.run(tc, r.session(tc), Call{Tool: "t"}, &codeexec.Request{Env: map[string]string{"B": "request"}, Limits: codeexec.Limits{Timeout: 99}})
+	r.run(tc, r.session(tc), Call{Tool: "t"}, &codeexec.Request{Env: map[string]string{"B": "request"}, Limits: codeexec.Limits{Timeout: 99}}, nil)
 	assert.Equal(t, lim, c.req.Limits, "the operator's limits, whatever the request said")
 	assert.Equal(t, map[string]string{"B": "request"}, c.req.Env, "the request's variables pass through")
 }

@@ -274,7 +274,7 @@ func (r *runner) runInline(ctx context.Context, s Session, ic *InlineCall) *Resp
 	if c.Stdin != "" {
 		req.Stdin = []byte(c.Stdin)
 	}
-	return r.run(ctx, s, Call{Tool: InlineName, Skill: c.SkillName, Language: c.Language, Inputs: len(sk.inputs)}, req)
+	return r.run(ctx, s, Call{Tool: InlineName, Skill: c.SkillName, Language: c.Language, Inputs: len(sk.inputs)}, req, sk.staged)
 }
 
 // inlineRun is what an inline call runs in besides its script: the skill
@@ -282,6 +282,7 @@ func (r *runner) runInline(ctx context.Context, s Session, ic *InlineCall) *Resp
 type inlineRun struct {
 	skill  *stagedSkill
 	inputs []codeexec.File
+	staged []inputFile // what inputs were loaded from
 }
 
 // inlineInputs loads the call's skill and checks its input files against
@@ -303,6 +304,7 @@ func (r *runner) inlineInputs(ctx context.Context, s Session, c call, script str
 		return run, resp
 	}
 	run.inputs, resp = r.loadInputs(ctx, s, ins)
+	run.staged = ins
 	return run, resp
 }
 

@@ -199,7 +199,7 @@ func (r *runner) runScript(ctx context.Context, s Session, args any) *Response {
 	if stdin != "" {
 		req.Stdin = []byte(stdin)
 	}
-	return r.run(ctx, s, Call{Tool: Name, Skill: name, Script: script, Inputs: len(files)}, req)
+	return r.run(ctx, s, Call{Tool: Name, Skill: name, Script: script, Inputs: len(files)}, req, ins)
 }
 
 // capitalized is s with its first letter in upper case.

@@ -72,6 +72,7 @@ var brokenServices = []struct {
 		"Versioning":         "not fs.ErrNotExist",
 		"SaveIgnoresVersion": "not fs.ErrNotExist",
 		"Missing":            "not fs.ErrNotExist",
+		"DeletionRecord":     "not fs.ErrNotExist",
 		"DeleteVersion":      "not fs.ErrNotExist",
 		"DeleteAll":          "not fs.ErrNotExist",
 		"UserScope":          "not fs.ErrNotExist",

@@ -52,7 +52,9 @@ func buildInstruction(c instructionConfig) string {
 			"list them in `input_files`: artifact names, file paths as `output_files[].name` reports them, or globs over those paths " +
 			"(`*` within one folder, `**` across folders, e.g. `unpacked/**`). Each file is placed at its path in the working directory before the script starts, " +
 			"so a tree an earlier run wrote comes back as the same tree; pass paths in `args` as the script expects them. " +
-			"A file the run leaves unchanged is not reported again; a changed one is saved as a new version of the same artifact.")
+			"A file the run leaves unchanged is not reported again; a changed one is saved as a new version of the same artifact. " +
+			"A file the run deletes, renames or moves away is listed in `deleted_files` and leaves the session's files: paths and globs no longer pass it in, " +
+			"so the next run gets the tree as this one left it.")
 	}
 	if c.inline {
 		step("`run_skill_inline_script` runs code you write (language: " + strings.Join(c.languages, ", ") + "), optionally inside a skill's folder with `skill_name`. " +

@@ -220,3 +220,54 @@ func readNames(f *os.File, limit int) (names []string, more bool, err error) {
 		}
 	}
 }
+
+// deleted returns, sorted, the paths of the request's extra files (the
+// records of snap that hold staged data) that are no longer regular files
+// under root, looked at from root's handle one folder at a time without
+// following a link: a path that is missing, under a folder that is gone or
+// became a link or a file, or that is now a folder, a link or a special
+// file is deleted. A path that cannot be looked at (an unreadable folder)
+// is not: only what is known to be gone is listed.
+func deleted(root dirHandle, snap snapshot) []string {
+	var out []string
+	for p, rec := range snap {
+		if rec.data != nil && gone(root, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// gone reports whether p, below root, is known to be no longer a regular
+// file. It holds one folder open at a time besides root.
+func gone(root dirHandle, p string) bool {
+	dir := root
+	defer func() {
+		if dir != root {
+			dir.close()
+		}
+	}()
+	for {
+		first, rest, sub := strings.Cut(p, "/")
+		info, err := dir.lstat(first)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return true
+		case err != nil:
+			return false
+		case !sub:
+			return !info.Mode().IsRegular()
+		case !info.IsDir():
+			return true
+		}
+		next, err := dir.openDir(first)
+		if err != nil {
+			return false
+		}
+		if dir != root {
+			dir.close()
+		}
+		dir, p = next, rest
+	}
+}

@@ -291,7 +291,7 @@ func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *code
 			res.Note = fmt.Sprintf("the script imports the Python module %s, which is not installed and which nothing the skill declares provides: a PEP 723 block or a requirements.txt must name the package", mod)
 		}
 	}
-	res.Files, res.Omitted = collectFrom(ws.Skill, st.root, st.snap, st.lim.Output)
+	res.Files, res.Omitted, res.Deleted = collectFrom(ws.Skill, st.root, st.snap, st.lim.Output)
 	st.use.check(st.snap)
 	return res, nil
 }
@@ -313,17 +313,18 @@ func startedFunc(l Launcher, ws *Workspace) func(pid int) {
 	return nil
 }
 
-// collectFrom collects the output files from root, the skill root's handle,
-// when the path skill still names that directory; a root the script
-// replaced (renamed away, or swapped for a link or another folder) yields
-// nothing but the omission that says so.
-func collectFrom(skill string, root dirHandle, snap snapshot, lim codeexec.FileLimits) ([]codeexec.File, []codeexec.OmittedFile) {
+// collectFrom collects the output files and the deleted extra files from
+// root, the skill root's handle, when the path skill still names that
+// directory; a root the script replaced (renamed away, or swapped for a
+// link or another folder) yields nothing but the omission that says so.
+func collectFrom(skill string, root dirHandle, snap snapshot, lim codeexec.FileLimits) ([]codeexec.File, []codeexec.OmittedFile, []string) {
 	now, err := os.Lstat(skill)
 	was, err2 := root.stat()
 	if err != nil || err2 != nil || !now.IsDir() || idOf(now) != idOf(was) {
-		return nil, []codeexec.OmittedFile{{Path: ".", Reason: ReasonReplaced}}
+		return nil, []codeexec.OmittedFile{{Path: ".", Reason: ReasonReplaced}}, nil
 	}
-	return collect(root, snap, lim)
+	files, omitted := collect(root, snap, lim)
+	return files, omitted, deleted(root, snap)
 }
 
 // Run wires cmd (stdio, process group, cancellation), runs it to the end and

@@ -225,8 +225,9 @@ func testWorkspaceRemoved(t *testing.T, newExec NewExecutor) {
 }
 
 // testReplacedRoot: a script that swaps its working directory for a link or
-// another folder gets nothing collected from either; the one omission says
-// what happened without a host path.
+// another folder gets nothing collected from either, and no extra file is
+// reported deleted; the one omission says what happened without a host
+// path.
 func testReplacedRoot(t *testing.T, newExec NewExecutor) {
 	e := newExec(Options{})
 	secret := readableFile(t)
@@ -238,7 +239,12 @@ func testReplacedRoot(t *testing.T, newExec NewExecutor) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := codeexectest.MustRun(t, e, codeexectest.Script("scripts/swap.sh", tt.src))
+			req := codeexectest.Script("scripts/swap.sh", tt.src)
+			req.Files = []codeexec.File{{Path: "in/input.txt", Data: []byte("an input")}}
+			res := codeexectest.MustRun(t, e, req)
+			if len(res.Deleted) != 0 {
+				t.Errorf("deleted %q from a replaced skill root", res.Deleted)
+			}
 			if len(res.Files) != 0 {
 				t.Errorf("files %v collected from a replaced skill root (stderr %q)", codeexectest.Paths(res.Files), res.Stderr.Text)
 			}

@@ -21,11 +21,13 @@ import (
 // inputFilesHelp says, in the tools' declarations, what an input_files
 // entry may be and the glob syntax.
 const inputFilesHelp = "Files of this session to place in the working directory before the script starts, " +
-	"at their paths, byte for byte (latest version): each entry is an artifact name (as output_files[].artifact reports it, " +
+	"at their paths, byte for byte (latest version): each entry is an artifact name (as output_files[].artifact or deleted_files[].artifact reports it, " +
 	"or an uploaded file's), a file path as output_files[].name reports it (\"unpacked/word/document.xml\"), " +
 	"or a glob over those paths: * and ? match within one folder, [abc] and [^abc] one character of a class or not, ** any number of folders " +
 	"(\"unpacked/**\", \"**/*.xml\", \"*.csv\"). An entry that is an artifact's name means that artifact. " +
-	"A file the run leaves unchanged is not an output again."
+	"A file the run leaves unchanged is not an output again. " +
+	"A file a run deletes, renames or moves away is listed in deleted_files and is no longer a file of the session: paths and globs no longer select it " +
+	"(its artifact name still passes its last version in), until a run writes that path again."
 
 // SessionFile is a file of the session that input_files can pass in: an
 // artifact and the path, relative to the skill root, it is staged at.
@@ -39,22 +41,19 @@ type SessionFile struct {
 }
 
 // SessionFiles lists, sorted by path, the files input_files can pass in
-// from arts: every artifact of the session with a path inside the skill
-// root. User-scoped artifacts ("user:" names, shared across the user's
-// sessions) are not the session's and are left out, as are names that stand
-// for no usable path (one that climbs out with "..", say). When several
-// artifacts stand for one path (an earlier release's name beside the
-// current one), the one ArtifactName gives the path is listed. A nil arts
-// has no files.
+// from arts: the session's current tree, every artifact of the session with
+// a path inside the skill root that no run deleted (see DeletedFiles).
+// User-scoped artifacts ("user:" names, shared across the user's sessions)
+// are not the session's and are left out, as are names that stand for no
+// usable path (one that climbs out with "..", say) and DeletedArtifact.
+// When several artifacts stand for one path (an earlier release's name
+// beside the current one), the one ArtifactName gives the path is listed.
+// A nil arts has no files.
 func SessionFiles(ctx context.Context, arts agent.Artifacts) ([]SessionFile, error) {
-	if arts == nil {
-		return nil, nil
-	}
-	list, err := arts.List(ctx)
-	if err != nil {
+	cat, err := sessionCatalogue(ctx, arts)
+	if err != nil || cat == nil {
 		return nil, err
 	}
-	cat := newCatalogue(list.FileNames)
 	out := make([]SessionFile, 0, len(cat.paths))
 	for _, p := range cat.paths {
 		out = append(out, SessionFile{Path: p, Artifact: cat.byPath[p]})
@@ -100,26 +99,54 @@ type sessionFile struct {
 // catalogue is the session's artifacts, by name and by the path each is
 // staged at.
 type catalogue struct {
-	byName map[string]sessionFile
-	byPath map[string]string // path -> the artifact staged there
-	paths  []string          // the keys of byPath, sorted
+	byName  map[string]sessionFile
+	byPath  map[string]string // path -> the artifact staged there: the tree
+	paths   []string          // the keys of byPath, sorted
+	deleted map[string]string // deleted path -> the artifact that held it
 }
 
-// newCatalogue sorts the listed names into a catalogue. Where several
-// names stand for one path, the name ArtifactName gives the path wins, else
-// the least name.
-func newCatalogue(names []string) *catalogue {
-	c := &catalogue{byName: make(map[string]sessionFile, len(names)), byPath: make(map[string]string, len(names))}
+// sessionCatalogue lists the session's artifacts and reads its record of
+// deleted files when it has one; nil without arts.
+func sessionCatalogue(ctx context.Context, arts agent.Artifacts) (*catalogue, error) {
+	if arts == nil {
+		return nil, nil
+	}
+	list, err := arts.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	deleted := map[string]bool{}
+	if slices.Contains(list.FileNames, DeletedArtifact) {
+		if deleted, err = loadDeleted(ctx, arts); err != nil {
+			return nil, err
+		}
+	}
+	return newCatalogue(list.FileNames, deleted), nil
+}
+
+// newCatalogue sorts the listed names into a catalogue, leaving the paths
+// of deleted out of the tree (their artifacts keep their names). Where
+// several names stand for one path, the name ArtifactName gives the path
+// wins, else the least name.
+func newCatalogue(names []string, deleted map[string]bool) *catalogue {
+	c := &catalogue{byName: make(map[string]sessionFile, len(names)), byPath: make(map[string]string, len(names)), deleted: map[string]string{}}
 	for _, name := range slices.Sorted(slices.Values(names)) {
+		if name == DeletedArtifact {
+			continue
+		}
 		p, err := inputPath(name)
 		c.byName[name] = sessionFile{path: p, err: err}
 		if err != nil {
 			continue
 		}
-		if prev, ok := c.byPath[p]; ok && (prev == ArtifactName(p) || name != ArtifactName(p)) {
+		by := c.byPath
+		if deleted[p] {
+			by = c.deleted
+		}
+		if prev, ok := by[p]; ok && (prev == ArtifactName(p) || name != ArtifactName(p)) {
 			continue
 		}
-		c.byPath[p] = name
+		by[p] = name
 	}
 	c.paths = slices.Sorted(func(yield func(string) bool) {
 		for p := range c.byPath {
@@ -137,6 +164,10 @@ type inputFile struct {
 	entry    string // that entry
 	artifact string // the artifact it is loaded from
 	path     string // where it is staged, relative to the skill root
+	// deleted marks an artifact named in input_files whose path a run
+	// deleted: it is passed in all the same (its name was asked for), and
+	// is back in the tree when the run leaves it in place.
+	deleted bool
 }
 
 // entryError is the refusal of one input_files entry.
@@ -228,14 +259,16 @@ func elementMatch(pattern, elem string) bool {
 // selectInputs resolves input_files entries against the session's artifact
 // names, without loading any: at most maxFiles distinct files. An entry is,
 // in this order, the name of an artifact of the session (that artifact, at
-// its path), a path (the artifact staged there), or a glob over the paths
-// (every artifact whose path matches, at least one). Several entries may
-// select one file; two artifacts for one path, or a file that is also
-// another's folder, are refused.
+// its path, even when a run deleted the path), a path of the session's tree
+// (the artifact staged there), or a glob over the tree's paths (every
+// artifact whose path matches, at least one). Several entries may select
+// one file; two artifacts for one path, or a file that is also another's
+// folder, are refused.
 func selectInputs(entries []string, cat *catalogue, maxFiles int) ([]inputFile, error) {
 	var out []inputFile
 	byPath := map[string]int{} // path -> index in out
 	add := func(i int, e, name, p string) error {
+		_, deleted := cat.deleted[p]
 		if j, ok := byPath[p]; ok {
 			if out[j].artifact != name {
 				return entryError(i, e, "selects artifact %q for the path %q, which input_files[%d] %q fills with artifact %q",
@@ -247,7 +280,7 @@ func selectInputs(entries []string, cat *catalogue, maxFiles int) ([]inputFile, 
 			return entryError(i, e, "selects more than %d files; at most %d can be passed in one run", maxFiles, maxFiles)
 		}
 		byPath[p] = len(out)
-		out = append(out, inputFile{index: i, entry: e, artifact: name, path: p})
+		out = append(out, inputFile{index: i, entry: e, artifact: name, path: p, deleted: deleted})
 		return nil
 	}
 	for i, e := range entries {
@@ -273,6 +306,9 @@ func selectInputs(entries []string, cat *catalogue, maxFiles int) ([]inputFile, 
 			}
 			continue
 		}
+		if name, ok := cat.deleted[c]; ok && !glob {
+			return nil, entryError(i, e, "a run deleted this file from the session; artifact %q keeps its versions: name it to pass its last version in", name)
+		}
 		if !glob {
 			return nil, entryError(i, e, "no artifact of this session has that name or path")
 		}
@@ -287,6 +323,15 @@ func selectInputs(entries []string, cat *catalogue, maxFiles int) ([]inputFile, 
 			}
 		}
 		if matched == 0 {
+			gone := 0
+			for p := range cat.deleted {
+				if globMatch(c, p) {
+					gone++
+				}
+			}
+			if gone > 0 {
+				return nil, entryError(i, e, "the glob matches no file path of this session (it matches %d file(s) runs deleted)", gone)
+			}
 			return nil, entryError(i, e, "the glob matches no file path of this session")
 		}
 	}
@@ -348,12 +393,12 @@ func (r *runner) resolveInputs(ctx context.Context, s Session, entries []string,
 	if arts == nil {
 		return nil, errorResponse(CodeInvalidArguments, "input_files cannot be used: this agent has no artifact service, so the session has no files")
 	}
-	list, err := arts.List(ctx)
+	cat, err := sessionCatalogue(ctx, arts)
 	if err != nil {
 		r.logger().Error("adkskills: listing the session's artifacts for input_files", "error", err)
 		return nil, errorResponse(CodeExecutionError, "the session's files could not be listed (details in the agent's log)")
 	}
-	ins, err := selectInputs(entries, newCatalogue(list.FileNames), r.inputLimits().MaxFiles)
+	ins, err := selectInputs(entries, cat, r.inputLimits().MaxFiles)
 	if err == nil {
 		err = checkCollisions(ins, have)
 	}

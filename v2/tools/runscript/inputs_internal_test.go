@@ -123,7 +123,7 @@ func TestCatalogueKeepsTheCurrentName(t *testing.T) {
 		{"dist%2Fa.txt", "dist∕a.txt"},
 		{"dist∕a.txt", "dist%2Fa.txt"},
 	} {
-		cat := newCatalogue(names)
+		cat := newCatalogue(names, nil)
 		assert.Equal(t, map[string]string{"dist/a.txt": "dist∕a.txt"}, cat.byPath, names)
 		assert.Equal(t, "dist/a.txt", cat.byName["dist%2Fa.txt"].path, "the old name can still be named")
 	}
@@ -137,7 +137,7 @@ func TestSelectInputs(t *testing.T) {
 		"a∕b.txt", ArtifactName("a∕b.txt"),
 		"out", "out∕x",
 	}
-	cat := newCatalogue(names)
+	cat := newCatalogue(names, nil)
 	cases := []struct {
 		name    string
 		entries []string
@@ -195,7 +195,7 @@ func TestSelectInputs(t *testing.T) {
 // TestSelectInputsRefusesTwoArtifactsForOnePath: an earlier release's name
 // and the current one, both named, would fill one path twice.
 func TestSelectInputsRefusesTwoArtifactsForOnePath(t *testing.T) {
-	cat := newCatalogue([]string{"dist%2Fa.txt", "dist∕a.txt"})
+	cat := newCatalogue([]string{"dist%2Fa.txt", "dist∕a.txt"}, nil)
 	_, err := selectInputs([]string{"dist%2Fa.txt", "dist/a.txt"}, cat, 10)
 	assert.ErrorContains(t, err, `input_files[1] "dist/a.txt": selects artifact "dist∕a.txt" for the path "dist/a.txt", which input_files[0] "dist%2Fa.txt" fills with artifact "dist%2Fa.txt"`)
 }
@@ -293,7 +293,7 @@ func FuzzSelectInputs(f *testing.F) {
 	f.Add("~2E~2E", "~2E~2E\nx")
 	f.Add("**", "a\na∕b")
 	f.Fuzz(func(t *testing.T, entries, names string) {
-		cat := newCatalogue(strings.Split(names, "\n"))
+		cat := newCatalogue(strings.Split(names, "\n"), nil)
 		got, err := selectInputs(strings.Split(entries, "\n"), cat, 100)
 		if err != nil {
 			return

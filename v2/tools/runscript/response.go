@@ -53,6 +53,10 @@ type Response struct {
 	// OutputFiles lists the files the run created or changed: a manifest,
 	// never their bytes.
 	OutputFiles []OutputFile `json:"output_files"`
+	// DeletedFiles lists the input files the run deleted, renamed or moved
+	// away: they are no longer files of the session (see SessionFiles).
+	// Absent when there are none.
+	DeletedFiles []DeletedFile `json:"deleted_files,omitempty"`
 	// Message says how the executor ended a run the script did not end
 	// itself ("out of memory: the run used its 512 MiB"); empty otherwise.
 	Message string `json:"message,omitempty"`
@@ -85,6 +89,15 @@ type OutputFile struct {
 	SizeBytes int64 `json:"size_bytes"`
 }
 
+// DeletedFile is one entry of Response.DeletedFiles.
+type DeletedFile struct {
+	// Name is the file's path relative to the skill root, as OutputFile's.
+	Name string `json:"name"`
+	// Artifact is the artifact the input was loaded from; its versions
+	// stay loadable by name.
+	Artifact string `json:"artifact,omitempty"`
+}
+
 // Failed reports whether no script ran (the response is an error).
 func (r Response) Failed() bool { return r.ErrorCode != "" }
 
@@ -115,6 +128,17 @@ func (r Response) Map() map[string]any {
 		"stdout":       r.Stdout,
 		"stderr":       r.Stderr,
 		"output_files": files,
+	}
+	if len(r.DeletedFiles) > 0 {
+		deleted := make([]map[string]any, 0, len(r.DeletedFiles))
+		for _, f := range r.DeletedFiles {
+			e := map[string]any{"name": f.Name}
+			if f.Artifact != "" {
+				e["artifact"] = f.Artifact
+			}
+			deleted = append(deleted, e)
+		}
+		m["deleted_files"] = deleted
 	}
 	if r.Message != "" {
 		m["message"] = r.Message

@@ -164,9 +164,10 @@ func (r *runner) skillList(ctx context.Context) string {
 }
 
 // run executes req and builds the model response, saving output files as
-// the session's artifacts. req's limits are the configuration's. The run is
+// the session's artifacts and recording which of ins (the input files
+// staged) the run deleted. req's limits are the configuration's. The run is
 // an OpenTelemetry span (see startSpan) described by call.
-func (r *runner) run(ctx context.Context, s Session, call Call, req *codeexec.Request) *Response {
+func (r *runner) run(ctx context.Context, s Session, call Call, req *codeexec.Request, ins []inputFile) *Response {
 	if r.Executor == nil {
 		return noExecutor()
 	}
@@ -193,7 +194,7 @@ func (r *runner) run(ctx context.Context, s Session, call Call, req *codeexec.Re
 		}
 		return errorResponse(CodeExecutionError, executionMessage(err))
 	}
-	resp := r.respond(ctx, s, res)
+	resp := r.respond(ctx, s, res, ins)
 	endSpan(span, res, resp)
 	return resp
 }
@@ -238,12 +239,20 @@ func status(res *codeexec.Result) string {
 // however long their names: the manifest lists files until their entries
 // fill it (every file is saved all the same, and the warning says how many
 // are not listed), and the warning is cut at it, around truncate's marker.
-func (r *runner) respond(ctx context.Context, s Session, res *codeexec.Result) *Response {
+func (r *runner) respond(ctx context.Context, s Session, res *codeexec.Result, ins []inputFile) *Response {
 	files, warnings := r.saveScriptOutputs(ctx, s, res.Files)
+	deleted, warning := r.recordDeletions(ctx, s, res, files, ins)
+	if warning != "" {
+		warnings = append(warnings, warning)
+	}
 	budget := r.Limits.WithDefaults().MaxOutputChars
 	listed := listedWithin(files, budget)
 	if n := len(files) - len(listed); n > 0 {
 		warnings = append([]string{fmt.Sprintf("%d more output file(s) are not listed here: the list is bounded at %d characters", n, budget)}, warnings...)
+	}
+	listedDeleted := deletedWithin(deleted, budget)
+	if n := len(deleted) - len(listedDeleted); n > 0 {
+		warnings = append([]string{fmt.Sprintf("%d more deleted file(s) are not listed here: the list is bounded at %d characters", n, budget)}, warnings...)
 	}
 	for _, o := range res.Omitted {
 		warnings = append(warnings, fmt.Sprintf("%s was not saved: %s", DisplayPath(o.Path), o.Reason))
@@ -252,20 +261,38 @@ func (r *runner) respond(ctx context.Context, s Session, res *codeexec.Result) *
 	// comes first: the files' warnings are bounded in number.
 	warnings = append(slices.Clip(res.Warnings), warnings...)
 	return &Response{
-		Status:      status(res),
-		ExitCode:    res.ExitCode,
-		TimedOut:    res.TimedOut,
-		Stdout:      res.Stdout.Text,
-		Stderr:      res.Stderr.Text,
-		Message:     res.Note,
-		OutputFiles: listed,
-		Warning:     truncate.String(joinWarnings(warnings), budget),
+		Status:       status(res),
+		ExitCode:     res.ExitCode,
+		TimedOut:     res.TimedOut,
+		Stdout:       res.Stdout.Text,
+		Stderr:       res.Stderr.Text,
+		Message:      res.Note,
+		OutputFiles:  listed,
+		DeletedFiles: listedDeleted,
+		Warning:      truncate.String(joinWarnings(warnings), budget),
 	}
 }
 
 // manifestEntryChars is what an entry of output_files costs beyond its
 // strings (keys, punctuation, the numbers).
 const manifestEntryChars = 80
+
+// deletedEntryChars is what an entry of deleted_files costs beyond its
+// strings.
+const deletedEntryChars = 30
+
+// deletedWithin returns the first files whose deleted_files entries fit in
+// budget characters.
+func deletedWithin(files []DeletedFile, budget int) []DeletedFile {
+	used := 0
+	for i, f := range files {
+		used += deletedEntryChars + utf8.RuneCountInString(f.Name) + utf8.RuneCountInString(f.Artifact)
+		if used > budget {
+			return files[:i]
+		}
+	}
+	return files
+}
 
 // listedWithin returns the first files whose manifest entries fit in budget
 // characters.
