@@ -87,7 +87,7 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 		c.errorf("%v", err)
 		return exitUsage
 	}
-	wb, code := c.open(ctx, *skills, st.dir, ex.sandbox)
+	wb, code := c.open(ctx, *skills, st.dir, ex)
 	if wb == nil {
 		return code
 	}

@@ -105,7 +105,7 @@ func webCommand(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprint(c.stderr, msg)
 		return exitUsage
 	}
-	wb, code := c.open(ctx, *skills, st.dir, ex.sandbox)
+	wb, code := c.open(ctx, *skills, st.dir, ex)
 	if wb == nil {
 		return code
 	}
@@ -138,8 +138,8 @@ func webCommand(ctx context.Context, c *cli, args []string) int {
 		PluginConfig:     runner.PluginConfig{Plugins: []*plugin.Plugin{confirm}},
 		TelemetryOptions: traceOpts,
 	}
-	fmt.Fprintf(c.stdout, "adkskills web: open http://localhost:%d/ui/ (%s, skills from %s, files saved to %s). Ctrl-C to stop.\n",
-		*port, modelLabel(*modelName, *demo), wb.skillsDir, wb.storeDir)
+	fmt.Fprintf(c.stdout, "adkskills web: open http://localhost:%d/ui/ (%s, skills from %s, scripts run %s, files saved to %s). Ctrl-C to stop.\n",
+		*port, modelLabel(*modelName, *demo), wb.skillsDir, wb.where, wb.storeDir)
 	if err := serveWeb(ctx, l, cfg, args); err != nil {
 		c.errorf("web: %v", err)
 		return exitFailure

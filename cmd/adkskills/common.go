@@ -50,13 +50,17 @@ func (s *storeFlags) register(fs *flagSet) {
 
 // execFlags choose and limit the executor.
 type execFlags struct {
-	sandbox  bool
-	timeout  time.Duration
-	maxChars int
+	sandbox      bool
+	agentSandbox string // a warm pool's name
+	namespace    string
+	timeout      time.Duration
+	maxChars     int
 }
 
 func (e *execFlags) register(fs *flagSet) {
 	fs.BoolVar(&e.sandbox, "sandbox", false, "run scripts in the bubblewrap sandbox (no network, read-only system) instead of as plain host processes")
+	fs.StringVar(&e.agentSandbox, "agent-sandbox", "", "run each script in a fresh pod of the agent-sandbox warm `POOL` of the Kubernetes cluster KUBECONFIG (or ~/.kube/config, or the pod's service account) names; from outside the cluster, through port-forwards")
+	fs.StringVar(&e.namespace, "namespace", "", "the Kubernetes `NAMESPACE` of --agent-sandbox's warm pool (default: the kubeconfig context's, or the pod's own)")
 	fs.DurationVar(&e.timeout, "timeout", codeexec.DefaultTimeout, "the time limit of one script run, a `DURATION` such as 30s or 5m")
 	fs.IntVar(&e.maxChars, "max-output-chars", codeexec.DefaultMaxOutputChars, "cap stdout and stderr at `CHARS` characters each")
 }
@@ -68,6 +72,12 @@ func (e *execFlags) check() error {
 		return fmt.Errorf("--timeout must be positive, got %v", e.timeout)
 	case e.maxChars <= 0:
 		return fmt.Errorf("--max-output-chars must be positive, got %d", e.maxChars)
+	case e.sandbox && e.agentSandbox != "":
+		return fmt.Errorf("--sandbox and --agent-sandbox both choose where scripts run: give one")
+	case e.namespace != "" && e.agentSandbox == "":
+		return fmt.Errorf("--namespace is --agent-sandbox's: give the warm pool too (--agent-sandbox POOL)")
+	case e.agentSandbox != "":
+		return checkKubeNames(e.agentSandbox, e.namespace)
 	}
 	return nil
 }
@@ -203,17 +213,21 @@ func (c *cli) openStore(flagValue string) (*fileartifact.Service, string, error)
 	return s, dir, nil
 }
 
-// executor returns the executor --sandbox asks for; a sandbox that cannot
-// isolate on this machine is an error here, before anything runs.
-func (c *cli) executor(ctx context.Context, sandboxed bool) (codeexec.Executor, error) {
-	if !sandboxed {
-		return local.New(), nil
+// executor returns the executor the flags ask for, and where it runs
+// scripts; a sandbox that cannot isolate on this machine, or a warm pool
+// that cannot serve a claim, is an error here, before anything runs.
+func (c *cli) executor(ctx context.Context, ex execFlags) (codeexec.Executor, string, error) {
+	switch {
+	case ex.agentSandbox != "":
+		return c.agentSandbox(ctx, ex)
+	case ex.sandbox:
+		s := sandbox.New()
+		if err := s.Probe(ctx); err != nil {
+			return nil, "", fmt.Errorf("--sandbox: %w", err)
+		}
+		return s, "in the bubblewrap sandbox", nil
 	}
-	s := sandbox.New()
-	if err := s.Probe(ctx); err != nil {
-		return nil, fmt.Errorf("--sandbox: %w", err)
-	}
-	return s, nil
+	return local.New(), "on this machine", nil
 }
 
 // logger reports what the toolset logs at level min and above (slog.LevelWarn:
@@ -306,11 +320,12 @@ type workbench struct {
 	store     *fileartifact.Service
 	storeDir  string
 	exe       codeexec.Executor
+	where     string // where exe runs scripts, for messages
 }
 
 // open opens the workbench, reporting a failure on stderr and returning the
 // exit status to leave with (0 on success). The caller closes wb.root.
-func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, sandbox bool) (*workbench, int) {
+func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, ex execFlags) (*workbench, int) {
 	wb := &workbench{skillsDir: c.skillsDir(skillsFlag)}
 	var err error
 	if wb.root, err = c.openSkills(wb.skillsDir); err != nil {
@@ -318,7 +333,7 @@ func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, sandbox bo
 		return nil, exitUsage
 	}
 	if wb.store, wb.storeDir, err = c.openStore(storeFlag); err == nil {
-		wb.exe, err = c.executor(ctx, sandbox)
+		wb.exe, wb.where, err = c.executor(ctx, ex)
 	}
 	if err != nil {
 		wb.root.Close()
