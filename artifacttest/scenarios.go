@@ -23,7 +23,7 @@ func csv(s string) *genai.Part { return genai.NewPartFromBytes([]byte(s), "text/
 const deletionRecord = "~adkskills-deleted.json"
 
 func record(s string) *genai.Part { return genai.NewPartFromBytes([]byte(s), "application/json") }
-func txt(s string) *genai.Part { return genai.NewPartFromText(s) }
+func txt(s string) *genai.Part    { return genai.NewPartFromText(s) }
 
 // odd parts: every shape a Save accepts, and the MIME type GetArtifactVersion
 // reports for it.

@@ -96,8 +96,8 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 		c.errorf("%v", err)
 		return exitFailure
 	}
-	fmt.Fprintf(c.stdout, "adkskills chat: %s, skills from %s, files saved to %s (session %q). /quit or Ctrl-D to leave.\n",
-		modelLabel(*modelName, *demo), dir, storeDir, st.session)
+	fmt.Fprintf(c.stdout, "adkskills chat: %s, skills from %s, scripts run %s, files saved to %s (session %q). /quit or Ctrl-D to leave.\n",
+		modelLabel(*modelName, *demo), dir, wb.where, storeDir, st.session)
 	return c.chatLoop(ctx, r, userID, st.session, *demo)
 }
 

@@ -136,8 +136,8 @@ func webCommand(ctx context.Context, c *cli, args []string) int {
 		PluginConfig:     runner.PluginConfig{Plugins: []*plugin.Plugin{confirm}},
 		TelemetryOptions: traceOpts,
 	}
-	fmt.Fprintf(c.stdout, "adkskills web: open http://localhost:%d/ui/ (%s, skills from %s, files saved to %s). Ctrl-C to stop.\n",
-		*port, modelLabel(*modelName, *demo), wb.skillsDir, wb.storeDir)
+	fmt.Fprintf(c.stdout, "adkskills web: open http://localhost:%d/ui/ (%s, skills from %s, scripts run %s, files saved to %s). Ctrl-C to stop.\n",
+		*port, modelLabel(*modelName, *demo), wb.skillsDir, wb.where, wb.storeDir)
 	if err := serveWeb(ctx, l, cfg, args); err != nil {
 		c.errorf("web: %v", err)
 		return exitFailure

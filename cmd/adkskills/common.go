@@ -50,17 +50,21 @@ func (s *storeFlags) register(fs *flagSet) {
 
 // execFlags choose and limit the executor.
 type execFlags struct {
-	sandbox    bool
-	allowHosts repeated
-	timeout    time.Duration
-	maxChars   int
-	python     string
-	noInstall  bool
+	sandbox      bool
+	allowHosts   repeated
+	agentSandbox string // a warm pool's name
+	namespace    string
+	timeout      time.Duration
+	maxChars     int
+	python       string
+	noInstall    bool
 }
 
 func (e *execFlags) register(fs *flagSet) {
 	fs.BoolVar(&e.sandbox, "sandbox", false, "run scripts in the bubblewrap sandbox (no network, read-only system) instead of as plain host processes")
 	fs.Var(&e.allowHosts, "allow-host", "with --sandbox, let scripts reach `HOST:PORT` (api.example.com:443, *.example.com:443, 127.0.0.1:8080) through the agent's egress proxy, and nothing else (repeatable)")
+	fs.StringVar(&e.agentSandbox, "agent-sandbox", "", "run each script in a fresh pod of the agent-sandbox warm `POOL` of the Kubernetes cluster KUBECONFIG (or ~/.kube/config, or the pod's service account) names; from outside the cluster, through port-forwards")
+	fs.StringVar(&e.namespace, "namespace", "", "the Kubernetes `NAMESPACE` of --agent-sandbox's warm pool (default: the kubeconfig context's, or the pod's own)")
 	fs.DurationVar(&e.timeout, "timeout", codeexec.DefaultTimeout, "the time limit of one script run, a `DURATION` such as 30s or 5m")
 	fs.IntVar(&e.maxChars, "max-output-chars", codeexec.DefaultMaxOutputChars, "cap stdout and stderr at `CHARS` characters each")
 	fs.StringVar(&e.python, "python", "", "the Python that runs .py scripts: a `PROGRAM` in PATH or an absolute path (default python3 in PATH)")
@@ -88,6 +92,10 @@ func (e *execFlags) check() error {
 		return fmt.Errorf("--timeout must be positive, got %v", e.timeout)
 	case e.maxChars <= 0:
 		return fmt.Errorf("--max-output-chars must be positive, got %d", e.maxChars)
+	case e.sandbox && e.agentSandbox != "":
+		return fmt.Errorf("--sandbox and --agent-sandbox both choose where scripts run: give one")
+	case e.namespace != "" && e.agentSandbox == "":
+		return fmt.Errorf("--namespace is --agent-sandbox's: give the warm pool too (--agent-sandbox POOL)")
 	case len(e.allowHosts) > 0 && !e.sandbox:
 		return fmt.Errorf("--allow-host needs --sandbox: without it scripts have the host's whole network")
 	case len(e.allowHosts) > 0:
@@ -95,6 +103,8 @@ func (e *execFlags) check() error {
 			_, why, _ := strings.Cut(err.Error(), "WithEgress: ")
 			return fmt.Errorf("--allow-host: %s", strings.ReplaceAll(why, "\n", "; "))
 		}
+	case e.agentSandbox != "":
+		return checkKubeNames(e.agentSandbox, e.namespace)
 	}
 	return nil
 }
@@ -239,17 +249,21 @@ func (c *cli) openStore(flagValue string) (*fileartifact.Service, string, error)
 	return s, dir, nil
 }
 
-// executor returns the executor the flags ask for; a sandbox that cannot
-// isolate on this machine is an error here, before anything runs.
-func (c *cli) executor(ctx context.Context, ex *execFlags) (codeexec.Executor, error) {
-	if !ex.sandbox {
-		return local.New(local.WithInterpreters(ex.table()), local.WithDependencies(!ex.noInstall)), nil
+// executor returns the executor the flags ask for, and where it runs
+// scripts; a sandbox that cannot isolate on this machine, or a warm pool
+// that cannot serve a claim, is an error here, before anything runs.
+func (c *cli) executor(ctx context.Context, ex *execFlags) (codeexec.Executor, string, error) {
+	switch {
+	case ex.agentSandbox != "":
+		return c.agentSandbox(ctx, ex)
+	case ex.sandbox:
+		s := sandbox.New(ex.sandboxOptions()...)
+		if err := s.Probe(ctx); err != nil {
+			return nil, "", fmt.Errorf("--sandbox: %w", err)
+		}
+		return s, "in the bubblewrap sandbox", nil
 	}
-	s := sandbox.New(ex.sandboxOptions()...)
-	if err := s.Probe(ctx); err != nil {
-		return nil, fmt.Errorf("--sandbox: %w", err)
-	}
-	return s, nil
+	return local.New(local.WithInterpreters(ex.table()), local.WithDependencies(!ex.noInstall)), "on this machine", nil
 }
 
 // logger reports what the toolset logs at level min and above (slog.LevelWarn:
@@ -342,6 +356,7 @@ type workbench struct {
 	store     *fileartifact.Service
 	storeDir  string
 	exe       codeexec.Executor
+	where     string // where exe runs scripts, for messages
 }
 
 // open opens the workbench, reporting a failure on stderr and returning the
@@ -354,7 +369,7 @@ func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, ex *execFl
 		return nil, exitUsage
 	}
 	if wb.store, wb.storeDir, err = c.openStore(storeFlag); err == nil {
-		wb.exe, err = c.executor(ctx, ex)
+		wb.exe, wb.where, err = c.executor(ctx, ex)
 	}
 	if err != nil {
 		wb.root.Close()

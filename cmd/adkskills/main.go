@@ -98,6 +98,8 @@ type env struct {
 	user string
 	// newModel returns the model of chat and web (nil: Gemini through ADK).
 	newModel func(ctx context.Context, name string) (model.LLM, error)
+	// kube finds the cluster of --agent-sandbox (nil: loadKube).
+	kube func(getenv func(string) string) (*kubeTarget, error)
 }
 
 func main() {

@@ -21,7 +21,7 @@ import (
 func TestMain(m *testing.M) {
 	followCurrentProvider()
 	before := dirEntries(".")
-	code := m.Run()
+	code := runTests(m)
 	if after := dirEntries("."); !slices.Equal(before, after) {
 		fmt.Fprintf(os.Stderr, "tests changed the working directory:\nbefore %v\nafter  %v\n", before, after)
 		code = 1
@@ -61,6 +61,8 @@ type invocation struct {
 	vars  map[string]string // the environment; nil gets a fresh store
 	wd    string
 	user  string // the artifact store's user ("": the OS user)
+	// kube finds --agent-sandbox's cluster (nil: the kubeconfig).
+	kube func(getenv func(string) string) (*kubeTarget, error)
 }
 
 type outcome struct {
@@ -82,7 +84,7 @@ func invoke(t *testing.T, in invocation) outcome {
 		vars, _ = store(t)
 	}
 	var stdout, stderr bytes.Buffer
-	e := env{getenv: func(k string) string { return vars[k] }, wd: in.wd, user: in.user}
+	e := env{getenv: func(k string) string { return vars[k] }, wd: in.wd, user: in.user, kube: in.kube}
 	code := run(context.Background(), in.args, strings.NewReader(in.stdin), &stdout, &stderr, e)
 	return outcome{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }

@@ -73,9 +73,16 @@ func startWeb(t *testing.T, m model.LLM, args ...string) *webServer {
 // startWebWith is startWeb with more environment variables.
 func startWebWith(t *testing.T, m model.LLM, extra map[string]string, args ...string) *webServer {
 	t.Helper()
+	return startWebEnv(t, m, extra, env{}, args...)
+}
+
+// startWebEnv is startWebWith with an env to start from (its getenv is
+// replaced).
+func startWebEnv(t *testing.T, m model.LLM, extra map[string]string, e env, args ...string) *webServer {
+	t.Helper()
 	vars, dir := store(t)
 	maps.Copy(vars, extra)
-	e := env{getenv: func(k string) string { return vars[k] }}
+	e.getenv = func(k string) string { return vars[k] }
 	if m != nil {
 		vars["GOOGLE_API_KEY"] = "test-key" // never used: the scripted model answers
 		e.newModel = func(context.Context, string) (model.LLM, error) { return m, nil }

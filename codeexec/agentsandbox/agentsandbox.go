@@ -124,6 +124,7 @@ func New(client *sandbox.Client, warmPool string, opts ...Option) *Executor {
 			o(&e.cfg)
 		}
 	}
+	e.cfg.check()
 	if client == nil {
 		e.cfg.shared.Invalid(errors.New("nil sandbox client"))
 	}

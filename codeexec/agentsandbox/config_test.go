@@ -3,16 +3,26 @@ package agentsandbox
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/agent-sandbox/clients/go/sandbox"
 )
 
 func TestConfigErrors(t *testing.T) {
 	client := &sandbox.Client{} // never used: the configuration is refused first
+	restConfig := &rest.Config{Host: "http://127.0.0.1:1"}
+	core, err := corev1client.NewForConfig(restConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := &sandbox.K8sHelper{CoreClient: core, RestConfig: restConfig}
+	dial := func(context.Context, string) (net.Conn, error) { return nil, errors.New("unused") }
 	tests := []struct {
 		name     string
 		client   *sandbox.Client
@@ -30,6 +40,11 @@ func TestConfigErrors(t *testing.T) {
 		{"NegativeCleanupTimeout", client, "pool", []Option{WithCleanupTimeout(-time.Second)}},
 		{"BadInterpreters", client, "pool", []Option{WithInterpreters(codeexec.Interpreters{{Language: "x"}})}},
 		{"BadEnv", client, "pool", []Option{WithEnv(map[string]string{"A=B": "x"})}},
+		{"PortForwardWithoutKubernetes", client, "pool", []Option{WithPortForward()}},
+		{"PortForwardWithoutCoreClient", client, "pool", []Option{WithPortForward(), WithKubernetes(&sandbox.K8sHelper{RestConfig: restConfig})}},
+		{"PortForwardWithoutRestConfig", client, "pool", []Option{WithPortForward(), WithKubernetes(&sandbox.K8sHelper{CoreClient: core})}},
+		{"PortForwardAndDialer", client, "pool", []Option{WithPortForward(), WithKubernetes(full), WithDialer(dial)}},
+		{"PortForwardAndServiceDNS", client, "pool", []Option{WithPortForward(), WithKubernetes(full), WithServiceDNS()}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,8 +57,13 @@ func TestConfigErrors(t *testing.T) {
 			}
 		})
 	}
-	if err := New(client, "pool", WithClaimTimeout(0), WithNamespace("ns"), WithGRPCPort(1), WithServiceDNS()).Err(); err != nil {
-		t.Errorf("valid configuration: Err() = %v", err)
+	for _, opts := range [][]Option{
+		{WithClaimTimeout(0), WithNamespace("ns"), WithGRPCPort(1), WithServiceDNS()},
+		{WithPortForward(), WithKubernetes(full)},
+	} {
+		if err := New(client, "pool", opts...).Err(); err != nil {
+			t.Errorf("valid configuration: Err() = %v", err)
+		}
 	}
 }
 

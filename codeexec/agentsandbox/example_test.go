@@ -4,6 +4,7 @@ package agentsandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -24,10 +25,10 @@ func ExampleNew() {
 	defer tb.close()
 	c := newCluster(tb)
 
-	exec := New(c.client, "skills-pool",
+	exec := New(c.Client, "skills-pool",
 		WithNamespace("agents"),
-		WithGRPCPort(c.grpcPort), // the template's --grpc-port; 9090 by default
-		WithKubernetes(c.helper), // optional: a missing pool fails at once
+		WithGRPCPort(c.GRPCPort), // the template's --grpc-port; 9090 by default
+		WithKubernetes(c.Helper), // optional: a missing pool fails at once
 	)
 	res, err := exec.Execute(context.Background(), &codeexec.Request{
 		Files: []codeexec.File{{Path: "scripts/hello.py", Data: []byte(
@@ -43,12 +44,35 @@ func ExampleNew() {
 	for _, f := range res.Files {
 		fmt.Printf("%s: %q\n", f.Path, f.Data)
 	}
-	created, deleted := c.counts()
+	created, deleted := c.Counts()
 	fmt.Println("claims created:", created, "deleted:", deleted)
 	// Output:
 	// hello, pod
 	// greeting.txt: "hi"
 	// claims created: 1 deleted: 1
+}
+
+// At start-up, Probe checks with one claim round trip that scripts can
+// run, and says what to change when they cannot.
+func ExampleExecutor_Probe() {
+	tb := &exampleTB{}
+	defer tb.close()
+	c := newCluster(tb)
+	ctx := context.Background()
+
+	exec := New(c.Client, "skills-pool", WithNamespace("agents"), WithGRPCPort(c.GRPCPort), WithKubernetes(c.Helper))
+	if err := exec.Probe(ctx); err != nil {
+		fmt.Println(err) // in an agent: log.Fatal(err)
+		return
+	}
+	fmt.Println("ready")
+
+	wrong := New(c.Client, "skills-pool", WithNamespace("default"), WithKubernetes(c.Helper))
+	err := wrong.Probe(ctx)
+	fmt.Println(errors.Is(err, ErrNoWarmPool), errors.Is(err, codeexec.ErrSandboxUnavailable))
+	// Output:
+	// ready
+	// true true
 }
 
 // exampleTB gives the fake cluster what it needs outside a test.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/agentsandbox/agentsandboxtest"
 	"github.com/adkskills/adkskills/codeexec/codeexectest"
 )
 
@@ -21,16 +22,16 @@ import (
 // no pod is left.
 func claimsBalanced(t *testing.T, c *cluster, wantCreated int) {
 	t.Helper()
-	created, deleted := c.counts()
-	if created != wantCreated || deleted != created || c.live() != 0 {
-		t.Errorf("claims created %d, deleted %d, pods left %d; want %d created, all deleted", created, deleted, c.live(), wantCreated)
+	created, deleted := c.Counts()
+	if created != wantCreated || deleted != created || c.Live() != 0 {
+		t.Errorf("claims created %d, deleted %d, pods left %d; want %d created, all deleted", created, deleted, c.Live(), wantCreated)
 	}
 }
 
 func TestClaimNeverReady(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	c := newCluster(t)
-	c.neverReady.Store(true)
+	c.NeverReady.Store(true)
 	start := time.Now()
 	_, err := c.executor(WithClaimTimeout(timeout)).Execute(context.Background(), script("scripts/a.sh", "echo never"))
 	if !errors.Is(err, ErrClaimNotReady) || !errors.Is(err, codeexec.ErrSandboxUnavailable) {
@@ -58,11 +59,11 @@ func TestWarmPoolMissing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newCluster(t)
-			opts := []Option{WithNamespace(testNamespace), WithGRPCPort(c.grpcPort), WithClaimTimeout(timeout)}
+			opts := []Option{WithNamespace(testNamespace), WithGRPCPort(c.GRPCPort), WithClaimTimeout(timeout)}
 			if tt.kubernetes {
-				opts = append(opts, WithKubernetes(c.helper))
+				opts = append(opts, WithKubernetes(c.Helper))
 			}
-			e := New(c.client, "no-such-pool", opts...)
+			e := New(c.Client, "no-such-pool", opts...)
 			_, err := e.Execute(context.Background(), script("scripts/a.sh", "echo x"))
 			if !errors.Is(err, tt.want) || !errors.Is(err, codeexec.ErrSandboxUnavailable) {
 				t.Errorf("err = %v, want %v and codeexec.ErrSandboxUnavailable", err, tt.want)
@@ -75,7 +76,7 @@ func TestWarmPoolMissing(t *testing.T) {
 func TestSandboxdUnreachable(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	c := newCluster(t)
-	c.killOnClaim.Store(true)
+	c.KillOnClaim.Store(true)
 	_, err := c.executor(WithConnectTimeout(timeout)).Execute(context.Background(), script("scripts/a.sh", "echo x"))
 	if !errors.Is(err, ErrUnreachable) || !errors.Is(err, codeexec.ErrSandboxUnavailable) {
 		t.Errorf("err = %v, want ErrUnreachable and codeexec.ErrSandboxUnavailable", err)
@@ -90,17 +91,17 @@ func TestSandboxdDiesMidRun(t *testing.T) {
 		_, err := c.executor().Execute(context.Background(), script("scripts/a.sh", "echo started > started\nsleep 60"))
 		done <- err
 	}()
-	var p *fakePod
+	var p *agentsandboxtest.Pod
 	for deadline := time.Now().Add(hardDeadline); p == nil; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the script never started")
 		}
-		p = c.pod(func(root string) bool {
+		p = c.Pod(func(root string) bool {
 			_, err := os.Stat(filepath.Join(root, codeexec.DefaultSkillName, "started"))
 			return err == nil
 		})
 	}
-	p.kill()
+	p.Kill()
 	var err error
 	select {
 	case err = <-done:
@@ -128,7 +129,7 @@ func TestUploadLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before, _ := c.counts()
+			before, _ := c.Counts()
 			src := "import os\nprint(os.path.getsize('data/blob'))\n"
 			req := &codeexec.Request{
 				Files:  []codeexec.File{{Path: "data/blob", Data: make([]byte, tt.extra-len(src))}, {Path: "scripts/size.py", Data: []byte(src)}},
@@ -142,7 +143,7 @@ func TestUploadLimit(t *testing.T) {
 			if err == nil && strings.TrimSpace(res.Stdout.Text) != strconv.Itoa(tt.extra-len(src)) {
 				t.Errorf("stdout %q stderr %q", res.Stdout.Text, res.Stderr.Text)
 			}
-			if after, _ := c.counts(); after-before != tt.wantCreated {
+			if after, _ := c.Counts(); after-before != tt.wantCreated {
 				t.Errorf("%d claims created, want %d", after-before, tt.wantCreated)
 			}
 		})
@@ -249,4 +250,20 @@ func (c *breakingConn) Write(b []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	return c.Conn.Write(b)
+}
+
+// TestPortForwardOutlivesConnectTimeout: the connect timeout bounds opening
+// a port-forward, not the session: a run longer than it goes on.
+func TestPortForwardOutlivesConnectTimeout(t *testing.T) {
+	const connect = 300 * time.Millisecond
+	c := newCluster(t)
+	req := script("scripts/slow.sh", "sleep "+strconv.FormatFloat((3*connect).Seconds(), 'f', -1, 64)+"; echo done")
+	res, err := c.executor(WithPortForward(), WithConnectTimeout(connect)).Execute(context.Background(), req)
+	if err != nil || res.Stdout.Text != "done\n" || res.TimedOut {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if c.Forwards() != 1 {
+		t.Errorf("%d port-forwards, want 1", c.Forwards())
+	}
+	claimsBalanced(t, c, 1)
 }

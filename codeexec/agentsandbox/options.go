@@ -41,6 +41,7 @@ type config struct {
 	namespace       string
 	grpcPort        int
 	serviceDNS      bool
+	portForward     bool
 	dialer          func(ctx context.Context, addr string) (net.Conn, error)
 	helper          *sandbox.K8sHelper
 	claimTimeout    time.Duration
@@ -101,6 +102,20 @@ func WithDialer(dial func(ctx context.Context, addr string) (net.Conn, error)) O
 	return func(c *config) { c.dialer = dial }
 }
 
+// WithPortForward makes the executor reach sandboxd through a
+// port-forward to the sandbox's pod that the Kubernetes API server brokers,
+// as kubectl port-forward does (SPDY, one session per run, nothing
+// listening on the agent's host): for an agent outside the cluster, such
+// as adkskills on a laptop, where pod IPs do not route and the sandbox
+// NetworkPolicy admits only the agent's pods. It needs [WithKubernetes]
+// with a helper that has a CoreClient and a RestConfig
+// (sandbox.NewK8sHelper builds both), and the identity in the kubeconfig
+// needs create on pods/portforward besides what claims need. It excludes
+// WithDialer and WithServiceDNS.
+func WithPortForward() Option {
+	return func(c *config) { c.portForward = true }
+}
+
 // WithKubernetes gives the executor the Kubernetes clients the sandbox
 // client was built with (sandbox.Options.K8sHelper). With them, Execute
 // checks that the warm pool exists before it claims (a missing pool then
@@ -133,6 +148,21 @@ func WithTransferTimeout(d time.Duration) Option {
 // [DefaultCleanupTimeout]).
 func WithCleanupTimeout(d time.Duration) Option {
 	return durationOption("WithCleanupTimeout", d, func(c *config) *time.Duration { return &c.cleanupTimeout })
+}
+
+// check reports the combinations of options that cannot work.
+func (c *config) check() {
+	if !c.portForward {
+		return
+	}
+	switch {
+	case c.helper == nil || c.helper.CoreClient == nil || c.helper.RestConfig == nil:
+		c.shared.Invalid(fmt.Errorf("WithPortForward needs WithKubernetes with a helper that has a CoreClient and a RestConfig (sandbox.NewK8sHelper builds both)"))
+	case c.dialer != nil:
+		c.shared.Invalid(fmt.Errorf("WithPortForward and WithDialer both choose how sandboxd is reached: give one"))
+	case c.serviceDNS:
+		c.shared.Invalid(fmt.Errorf("WithPortForward and WithServiceDNS both choose how sandboxd is reached: give one"))
+	}
 }
 
 // durationOption sets a positive duration; zero keeps the default.

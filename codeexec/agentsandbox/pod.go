@@ -89,8 +89,10 @@ exit "$rc"
 // claim creates a claim on the warm pool and waits until its sandbox is
 // Ready and connected.
 func (e *Executor) claim(ctx context.Context) (*sandbox.Sandbox, error) {
+	cctx, cancel := context.WithTimeout(ctx, e.cfg.claimTimeout)
+	defer cancel()
 	if h := e.cfg.helper; h != nil && h.ExtensionsClient != nil {
-		_, err := h.ExtensionsClient.SandboxWarmPools(e.cfg.namespace).Get(ctx, e.warmPool, metav1.GetOptions{})
+		_, err := h.ExtensionsClient.SandboxWarmPools(e.cfg.namespace).Get(cctx, e.warmPool, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 			return nil, fmt.Errorf("%w: %w: %q in namespace %q", codeexec.ErrSandboxUnavailable, ErrNoWarmPool, e.warmPool, e.cfg.namespace)
@@ -98,8 +100,6 @@ func (e *Executor) claim(ctx context.Context) (*sandbox.Sandbox, error) {
 			return nil, fmt.Errorf("%w: %w: checking warm pool %q: %w", codeexec.ErrSandboxUnavailable, ErrClaimNotReady, e.warmPool, err)
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, e.cfg.claimTimeout)
-	defer cancel()
 	sb, err := e.client.CreateSandbox(cctx, e.warmPool, e.cfg.namespace)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -112,30 +112,39 @@ func (e *Executor) claim(ctx context.Context) (*sandbox.Sandbox, error) {
 }
 
 // release deletes sb's claim on a context detached from the caller's, so a
-// cancelled or timed-out run still gives its pod back.
+// cancelled or timed-out run still gives its pod back; a failure is logged.
 func (e *Executor) release(ctx context.Context, sb *sandbox.Sandbox) {
+	if err := e.deleteClaim(ctx, sb); err != nil {
+		slog.ErrorContext(ctx, "agentsandbox: deleting the claim failed; delete it by hand",
+			"claim", sb.ClaimName(), "namespace", e.cfg.namespace, "error", err)
+	}
+}
+
+// deleteClaim deletes sb's claim within the cleanup timeout, on a context
+// detached from ctx.
+func (e *Executor) deleteClaim(ctx context.Context, sb *sandbox.Sandbox) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.cleanupTimeout)
 	defer cancel()
-	name := sb.ClaimName()
-	if err := e.client.DeleteSandbox(cctx, name, e.cfg.namespace); err != nil {
-		slog.ErrorContext(ctx, "agentsandbox: deleting the claim failed; delete it by hand",
-			"claim", name, "namespace", e.cfg.namespace, "error", err)
-	}
+	return e.client.DeleteSandbox(cctx, sb.ClaimName(), e.cfg.namespace)
 }
 
 // pod is the connection to one claimed sandbox's sandboxd.
 type pod struct {
 	cfg  *config
 	addr string
+	fwd  *forward // the port-forward the connection runs over, or nil
 	conn *grpc.ClientConn
 	proc processv1.ProcessServiceClient
 }
 
 // connect prepares the gRPC connection to sb's sandboxd (dialled lazily by
-// the first call).
+// the first call); with WithPortForward it first opens the port-forward.
 func (e *Executor) connect(sb *sandbox.Sandbox) (*pod, error) {
 	host, via := sb.PodIP(), "pod IP"
-	if e.cfg.serviceDNS {
+	switch {
+	case e.cfg.portForward:
+		host, via = sb.PodName(), "pod name"
+	case e.cfg.serviceDNS:
 		host, via = sb.ServiceFQDN(), "service DNS name"
 	}
 	if host == "" {
@@ -147,17 +156,34 @@ func (e *Executor) connect(sb *sandbox.Sandbox) (*pod, error) {
 		grpc.WithInitialWindowSize(windowBytes),
 		grpc.WithInitialConnWindowSize(windowBytes),
 	}
-	if e.cfg.dialer != nil {
+	var fwd *forward
+	switch {
+	case e.cfg.portForward:
+		var err error
+		if fwd, err = e.openForward(sb); err != nil {
+			return nil, fmt.Errorf("%w: %w: %w", codeexec.ErrSandboxUnavailable, ErrUnreachable, err)
+		}
+		addr = "port-forward to " + addr
+		opts = append(opts, grpc.WithContextDialer(fwd.dial))
+	case e.cfg.dialer != nil:
 		opts = append(opts, grpc.WithContextDialer(e.cfg.dialer))
 	}
-	conn, err := grpc.NewClient("passthrough:///"+addr, opts...)
+	conn, err := grpc.NewClient("passthrough:///"+net.JoinHostPort(host, strconv.Itoa(e.cfg.grpcPort)), opts...)
 	if err != nil {
+		if fwd != nil {
+			fwd.close()
+		}
 		return nil, fmt.Errorf("%w: %w: %s: %w", codeexec.ErrSandboxUnavailable, ErrUnreachable, addr, err)
 	}
-	return &pod{cfg: &e.cfg, addr: addr, conn: conn, proc: processv1.NewProcessServiceClient(conn)}, nil
+	return &pod{cfg: &e.cfg, addr: addr, fwd: fwd, conn: conn, proc: processv1.NewProcessServiceClient(conn)}, nil
 }
 
-func (p *pod) close() { _ = p.conn.Close() }
+func (p *pod) close() {
+	_ = p.conn.Close()
+	if p.fwd != nil {
+		p.fwd.close()
+	}
+}
 
 // execute stages, runs and collects j in the pod.
 func (p *pod) execute(ctx context.Context, j *job) (*codeexec.Result, error) {

@@ -66,9 +66,24 @@ func readModule(dir string) (*goMod, error) {
 }
 
 // keptByGo reports which files of v2 the go command maintains, not Sync:
-// v2's go.mod and go.sum.
+// v2's go.mod and go.sum, and its go.work (see writeGoWork) and
+// go.work.sum.
 func keptByGo(rel string) bool {
-	return rel == "go.mod" || rel == "go.sum"
+	return rel == "go.mod" || rel == "go.sum" || rel == "go.work" || rel == "go.work.sum"
+}
+
+// writeGoWork makes dir (v2) a workspace of its own, at its go.mod's go
+// version: the root's go.work holds the root's modules, and the two ADK
+// majors cannot share a build list, so without it no go command would run
+// in v2.
+func writeGoWork(dir string) error {
+	m, err := readModule(dir)
+	if err != nil {
+		return err
+	}
+	data := fmt.Appendf(nil, "// v2 is a workspace of its own: it cannot share the root's (go.work).\n// Written by internal/v2gen.\n\ngo %s\n\nuse .\n", m.Go)
+	_, err = writeFile(filepath.Join(dir, "go.work"), File{Data: data, Mode: 0o644})
+	return err
 }
 
 // syncGoMod makes dir/go.mod (v2's) the twin of src, the root's go.mod:

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"io/fs"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -81,11 +83,13 @@ func TestRunSharesNestedModule(t *testing.T) {
 		"v2/x/sub/stale.go":     "package sub\n",
 		"v2/x/sub/go.mod":       "module " + module + "/v2/x/sub\n\ngo 1.25\n",
 		"v2/x/sub/testdata/old": "a mirror an older generator made",
+		// The root's workspace, which v2 must not fall into.
+		"go.work": "go 1.25\n\nuse (\n\t.\n\t./x/sub\n)\n",
 	})
 	out := filepath.Join(root, "v2")
 
 	require.NoError(t, run(root, "v2.2.0", "", true))
-	assert.Equal(t, []string{"README.md", "a/a.go", "a/a_test.go", "go.mod"}, listing(t, out), "the nested module is not mirrored")
+	assert.Equal(t, []string{"README.md", "a/a.go", "a/a_test.go", "go.mod", "go.work"}, listing(t, out), "the nested module is not mirrored")
 	m, err := readModule(out)
 	require.NoError(t, err)
 	assert.Equal(t, module+"/v2", m.Module.Path)
@@ -97,6 +101,15 @@ func TestRunSharesNestedModule(t *testing.T) {
 		_, err := goCommand(out, args...)
 		require.NoError(t, err)
 	}
+
+	// v2 is a workspace of its own: the go command works there without
+	// GOWORK=off, inside the root's workspace.
+	list := exec.Command("go", "list", "./...")
+	list.Dir = out
+	list.Env = append(os.Environ(), "GOWORK=")
+	got, err := list.CombinedOutput()
+	require.NoError(t, err, "%s", got)
+	assert.Equal(t, module+"/v2/a\n", string(got))
 
 	// A second run changes nothing.
 	before := snapshot(t, out)

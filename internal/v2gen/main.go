@@ -47,7 +47,7 @@
 // what it writes.
 package main
 
-//go:generate go run . -root ../.. -adk v2.2.0 -exclude cmd,deploy,docs,internal/v2gen
+//go:generate go run . -root ../.. -adk v2.2.0 -exclude cmd,deploy,docs,examples,internal/v2gen
 
 import (
 	"flag"
@@ -109,6 +109,9 @@ func run(root, adkVersion, exclude string, tidy bool) error {
 	}
 	if tidy {
 		if err := syncGoMod(mod, out, cfg); err != nil {
+			return err
+		}
+		if err := writeGoWork(out); err != nil {
 			return err
 		}
 	}
