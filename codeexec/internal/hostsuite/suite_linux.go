@@ -53,6 +53,7 @@ func RunSuite(t *testing.T, newExec NewExecutor) {
 	t.Run("WorkspaceRemoved", func(t *testing.T) { testWorkspaceRemoved(t, newExec) })
 	t.Run("ReplacedRoot", func(t *testing.T) { testReplacedRoot(t, newExec) })
 	t.Run("MemoryBound", func(t *testing.T) { testMemoryBound(t, newExec) })
+	t.Run("OOMScore", func(t *testing.T) { testOOMScore(t, newExec) })
 	t.Run("Dependencies", func(t *testing.T) { testDependencies(t, newExec) })
 	t.Run("ShippedFiles", func(t *testing.T) { testShippedFiles(t, newExec) })
 }
