@@ -22,7 +22,6 @@ func CgroupReport() string { return "no run cgroup (cgroups need Linux)" }
 func (h *cgroupHost) create(int64, int) (*runCgroup, error) {
 	return nil, errors.New("cgroups need Linux")
 }
-func (g *runCgroup) join(int) error     { return nil }
 func (g *runCgroup) oomKilled() bool    { return false }
 func (g *runCgroup) kill(time.Duration) {}
 func (g *runCgroup) remove()            {}
