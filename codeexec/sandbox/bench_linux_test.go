@@ -7,7 +7,9 @@ import (
 	"github.com/adkskills/adkskills/codeexec"
 
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -49,6 +51,84 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 	b.ReportMetric(ms(sm), "sandbox-ms/run")
 	b.ReportMetric(ms(sm-lm), "added-ms/run")
 	b.ReportMetric(float64(sm)/float64(lm), "ratio")
+}
+
+// BenchmarkAgainstBare is the speed issue's figure: the same hello.py
+// started bare (exec.Command of /usr/bin/python3, output captured), through Local's Execute and through Sandbox's Execute, the
+// three interleaved in one loop (the order rotating each iteration) so all
+// see the same machine. It reports each one's median and minimum and the
+// ratios of the executors' medians and minima to the bare run's. Run it
+// with
+//
+//	go test -run '^$' -bench AgainstBare -benchmem -count 5 ./sandbox/
+//
+// on a quiet machine: the ratios are the acceptance figures (docs/limits.md).
+func BenchmarkAgainstBare(b *testing.B) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		b.Skip("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+	}
+	const python = "/usr/bin/python3" // the system's: a pyenv one starts slower
+	if _, err := os.Stat(python); err != nil {
+		b.Skip("no " + python)
+	}
+	table := codeexec.Interpreters{{Language: "python", Extensions: []string{".py"}, Command: []string{python}}}
+	ctx := context.Background()
+	sb, lo := New(WithInterpreters(table)), local.New(local.WithInterpreters(table))
+	if err := sb.Probe(ctx); err != nil {
+		b.Fatal(err)
+	}
+	const src = "print('hi')\n"
+	req := codeexectest.Script("hello.py", src)
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, req.Script), []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	bare := func() time.Duration {
+		cmd := exec.Command(python, req.Script)
+		cmd.Dir = dir
+		start := time.Now()
+		out, err := cmd.Output()
+		d := time.Since(start)
+		if err != nil || string(out) != "hi\n" {
+			b.Fatalf("bare: %v %q", err, out)
+		}
+		return d
+	}
+	through := func(e codeexec.Executor) func() time.Duration {
+		return func() time.Duration {
+			start := time.Now()
+			res, err := e.Execute(ctx, req)
+			d := time.Since(start)
+			if err != nil || res.ExitCode != 0 || res.Stdout.Text != "hi\n" {
+				b.Fatalf("%T: %v %+v", e, err, res)
+			}
+			return d
+		}
+	}
+	runs := []func() time.Duration{bare, through(lo), through(sb)}
+	for _, r := range runs { // warm the page cache and the interpreter views
+		r()
+	}
+	times := make([][]time.Duration, len(runs))
+	i := 0
+	for b.Loop() {
+		for k := range runs {
+			j := (i + k) % len(runs)
+			times[j] = append(times[j], runs[j]())
+		}
+		i++
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	med := func(j int) time.Duration { return sandboxMedian(times[j]) }
+	low := func(j int) time.Duration { return slices.Min(times[j]) }
+	b.ReportMetric(ms(med(0)), "bare-ms")
+	b.ReportMetric(ms(low(0)), "bare-min-ms")
+	b.ReportMetric(ms(med(1)), "local-ms")
+	b.ReportMetric(ms(med(2)), "sandbox-ms")
+	b.ReportMetric(float64(med(1))/float64(med(0)), "local-x")
+	b.ReportMetric(float64(med(2))/float64(med(0)), "sandbox-x")
+	b.ReportMetric(float64(low(1))/float64(low(0)), "local-min-x")
+	b.ReportMetric(float64(low(2))/float64(low(0)), "sandbox-min-x")
 }
 
 // sandboxMedian is the median of ds (which it sorts).
