@@ -74,6 +74,7 @@ func BenchmarkAgainstBare(b *testing.B) {
 	table := codeexec.Interpreters{{Language: "python", Extensions: []string{".py"}, Command: []string{python}}}
 	ctx := context.Background()
 	sb, lo := New(WithInterpreters(table)), local.New(local.WithInterpreters(table))
+	b.Cleanup(func() { _ = sb.Close(); _ = lo.Close() })
 	if err := sb.Probe(ctx); err != nil {
 		b.Fatal(err)
 	}

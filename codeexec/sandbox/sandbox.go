@@ -99,6 +99,15 @@ type Option func(*Executor)
 // [codeexec.ErrInvalidConfig], or nil.
 func (s *Executor) Err() error { return s.cfg.Err() }
 
+// Close waits until the workspaces of the runs s has executed are removed
+// (Execute has them removed after it returns) and returns nil. s stays
+// usable. Call it before removing s's workspace directory or exiting, so
+// that no finished run's files are left for the next process's sweep.
+func (s *Executor) Close() error {
+	s.cfg.WaitRemovals()
+	return nil
+}
+
 // Interpreters returns a copy of the table s runs scripts with.
 func (s *Executor) Interpreters() codeexec.Interpreters { return s.cfg.Interpreters() }
 

@@ -158,7 +158,7 @@ func Execute(ctx context.Context, cfg *Config, l Launcher, req *codeexec.Request
 	if err != nil {
 		return nil, err
 	}
-	defer st.close()
+	defer st.close(cfg)
 	return st.run(ctx, cfg, l, req, in)
 }
 
@@ -215,11 +215,12 @@ func stagedName(req *codeexec.Request) string {
 	return req.SkillName
 }
 
-// close releases the skill root's handle and removes the workspace.
-func (st *stagedRun) close() {
+// close releases the skill root's handle and has the workspace removed
+// once Execute has returned (see RemoveLater).
+func (st *stagedRun) close(cfg *Config) {
 	st.use.release()
 	st.root.close()
-	st.ws.Remove()
+	cfg.RemoveLater(st.ws)
 }
 
 // run builds the child's environment and command line, runs it through l,
