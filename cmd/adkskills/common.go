@@ -101,7 +101,10 @@ func (e *execFlags) check() error {
 
 // sandboxOptions are the sandbox's options the flags ask for.
 func (e *execFlags) sandboxOptions() []sandbox.Option {
-	opts := []sandbox.Option{sandbox.WithInterpreters(e.table()), sandbox.WithDependencies(!e.noInstall)}
+	opts := []sandbox.Option{sandbox.WithInterpreters(e.table()), sandbox.WithDependencies(!e.noInstall),
+		// A probe's trial (58-86 ms) once per boot, bubblewrap and binary,
+		// not once per command.
+		sandbox.WithProbeCache(sandbox.DefaultProbeCache())}
 	if len(e.allowHosts) > 0 {
 		opts = append(opts, sandbox.WithEgress(e.allowHosts...))
 	}

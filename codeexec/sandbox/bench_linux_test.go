@@ -6,11 +6,14 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -139,4 +142,101 @@ func sandboxMedian(ds []time.Duration) time.Duration {
 	}
 	slices.Sort(ds)
 	return ds[len(ds)/2]
+}
+
+// BenchmarkPreparedIdle measures what an idle prepared sandbox holds (its
+// processes and their proportional set size, shared pages split among
+// their users) and the first call after an idle period, when the prepared
+// sandbox was released and the run starts one the usual way, against a
+// bare python3 of the same script, interleaved. Run it with
+//
+//	go test -run '^$' -bench PreparedIdle -benchmem -count 5 ./sandbox/
+func BenchmarkPreparedIdle(b *testing.B) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		b.Skip("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+	}
+	const python = "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		b.Skip("no " + python)
+	}
+	table := codeexec.Interpreters{{Language: "python", Extensions: []string{".py"}, Command: []string{python}}}
+	ctx := context.Background()
+	s := New(WithInterpreters(table))
+	b.Cleanup(func() { _ = s.Close() })
+	req := codeexectest.Script("hello.py", "print('hi')\n")
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, req.Script), []byte("print('hi')\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Execute(ctx, req); err != nil {
+		b.Fatal(err)
+	}
+	s.state.prep.waitMade()
+	if len(s.state.prep.ready) != 1 {
+		b.Fatal("no prepared sandbox")
+	}
+	time.Sleep(200 * time.Millisecond) // until the chain is up to the waiter
+	procs, pss := chainUsage(s.state.prep.ready[0].pr.Pid())
+
+	var after, bare []time.Duration
+	for b.Loop() {
+		for _, ps := range slices.Clone(s.state.prep.ready) { // the idle period ends
+			s.expire(ps)
+		}
+		cmd := exec.Command(python, req.Script)
+		cmd.Dir = dir
+		start := time.Now()
+		if out, err := cmd.Output(); err != nil || string(out) != "hi\n" {
+			b.Fatalf("bare: %v %q", err, out)
+		}
+		bare = append(bare, time.Since(start))
+		start = time.Now()
+		if res, err := s.Execute(ctx, req); err != nil || res.Stdout.Text != "hi\n" {
+			b.Fatalf("%v %+v", err, res)
+		}
+		after = append(after, time.Since(start))
+		s.state.prep.waitMade()
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(float64(procs), "idle-procs")
+	b.ReportMetric(float64(pss)/1024, "idle-PSS-MiB")
+	b.ReportMetric(ms(sandboxMedian(after)), "after-idle-ms")
+	b.ReportMetric(ms(sandboxMedian(bare)), "bare-ms")
+	b.ReportMetric(float64(sandboxMedian(after))/float64(sandboxMedian(bare)), "after-idle-x")
+}
+
+// chainUsage counts pid and its descendants and sums their proportional
+// set sizes, in KiB.
+func chainUsage(pid int) (procs int, pssKiB int64) {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 {
+			pp, _ := strconv.Atoi(f[1])
+			children[pp] = append(children[pp], p)
+		}
+	}
+	todo := []int{pid}
+	for len(todo) > 0 {
+		p := todo[0]
+		todo = append(todo[1:], children[p]...)
+		procs++
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/smaps_rollup")
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "Pss:"); ok {
+				n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				pssKiB += n
+			}
+		}
+	}
+	return procs, pssKiB
 }
