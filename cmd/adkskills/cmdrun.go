@@ -59,7 +59,7 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 	skills := skillsFlag(fs)
 	var st storeFlags
 	st.register(fs)
-	var ex execFlags
+	ex := execFlags{oneRun: true}
 	ex.register(fs)
 	var tf traceFlags
 	tf.register(fs)

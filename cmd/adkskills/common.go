@@ -56,6 +56,9 @@ type execFlags struct {
 	maxChars   int
 	python     string
 	noInstall  bool
+	// oneRun: the process makes one call (run), so no sandbox is
+	// prepared for a next one.
+	oneRun bool
 }
 
 func (e *execFlags) register(fs *flagSet) {
@@ -105,6 +108,9 @@ func (e *execFlags) sandboxOptions() []sandbox.Option {
 		// A probe's trial (58-86 ms) once per boot, bubblewrap and binary,
 		// not once per command.
 		sandbox.WithProbeCache(sandbox.DefaultProbeCache())}
+	if e.oneRun {
+		opts = append(opts, sandbox.WithPrepared(0))
+	}
 	if len(e.allowHosts) > 0 {
 		opts = append(opts, sandbox.WithEgress(e.allowHosts...))
 	}
