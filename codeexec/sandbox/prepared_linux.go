@@ -366,9 +366,13 @@ const preparedStartBound = 10 * time.Second
 // errWaiterDidNotStart: a prepared sandbox did not reach its waiter.
 var errWaiterDidNotStart = errors.New("the prepared sandbox's waiter did not start")
 
+// waiterArg is the argument that makes the agent's executable the waiter
+// (tests change it to one that does not).
+var waiterArg = waiterFlag
+
 // withWaiter ends a prepared sandbox's command line with the waiter.
 func (a runArgs) withWaiter() runArgs {
-	a.rest = append(a.rest, hookPath, waiterFlag, strconv.Itoa(goFD), strconv.Itoa(readyFD))
+	a.rest = append(a.rest, hookPath, waiterArg, strconv.Itoa(goFD), strconv.Itoa(readyFD))
 	return a
 }
 

@@ -199,3 +199,28 @@ func TestPreparedViewChanged(t *testing.T) {
 		t.Errorf("the refused prepared sandbox is alive")
 	}
 }
+
+// TestPreparedWaiterFails: a prepared sandbox whose waiter does not start
+// (here the agent's executable is started without the waiter's flag) is
+// not handed out, preparing stops, and runs go the usual way.
+func TestPreparedWaiterFails(t *testing.T) {
+	requireSandbox(t)
+	old := waiterArg
+	waiterArg = "-adkskills-not-the-waiter"
+	t.Cleanup(func() { waiterArg = old })
+	s := New(WithWorkspaceDir(hosttest.NewWorkspaceDir(t)))
+	t.Cleanup(func() { _ = s.Close() })
+	for i := range 2 {
+		res := codeexectest.MustRun(t, s, codeexectest.Script("x.py", "print('ran')"))
+		if res.ExitCode != 0 || res.Stdout.Text != "ran\n" {
+			t.Fatalf("run %d: exit %d %q %q", i, res.ExitCode, res.Stdout.Text, res.Stderr.Text)
+		}
+		s.state.prep.waitMade()
+		if readyFor(s, s.cfg.WorkspaceParent()) {
+			t.Errorf("run %d: a sandbox whose waiter did not start is ready", i)
+		}
+	}
+	if !s.state.prep.broken || s.state.prep.went.Load() != 0 {
+		t.Errorf("broken %v, went %d: want preparing stopped, no prepared run", s.state.prep.broken, s.state.prep.went.Load())
+	}
+}
