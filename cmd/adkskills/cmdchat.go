@@ -71,7 +71,7 @@ func chatCommand(ctx context.Context, c *cli, args []string) int {
 	if wb == nil {
 		return code
 	}
-	defer wb.root.Close()
+	defer wb.close()
 	a, err := c.newAgent(ctx, wb, agentConfig{name: "adkskills_chat", description: "A terminal assistant that uses Agent Skills.",
 		instruction: chatInstruction, model: *modelName, inline: *inline || *demo, demo: *demo, exec: ex})
 	if err != nil {

@@ -74,7 +74,7 @@ func mcpCommand(ctx context.Context, c *cli, args []string) int {
 	if wb == nil {
 		return code
 	}
-	defer wb.root.Close()
+	defer wb.close()
 	base := mcpskills.Scope{AppName: appName, UserID: c.userID(), SessionID: st.session}
 	scope := mcpskills.SessionScope(base)
 	if *share {

@@ -59,7 +59,7 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 	skills := skillsFlag(fs)
 	var st storeFlags
 	st.register(fs)
-	var ex execFlags
+	ex := execFlags{oneRun: true}
 	ex.register(fs)
 	var tf traceFlags
 	tf.register(fs)
@@ -95,7 +95,7 @@ func runCommand(ctx context.Context, c *cli, args []string) int {
 	if wb == nil {
 		return code
 	}
-	defer wb.root.Close()
+	defer wb.close()
 	root, store, exe := wb.root, wb.store, wb.exe
 	saved, err := c.saveInputs(ctx, store, st.session, uploads)
 	if err != nil {

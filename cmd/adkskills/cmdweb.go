@@ -107,7 +107,7 @@ func webCommand(ctx context.Context, c *cli, args []string) int {
 	if wb == nil {
 		return code
 	}
-	defer wb.root.Close()
+	defer wb.close()
 	a, err := c.newAgent(ctx, wb, agentConfig{name: webAgentName, description: "An assistant that uses Agent Skills, in ADK's web UI.",
 		instruction: webInstruction, model: *modelName, inline: *inline || *demo, demo: *demo, exec: ex})
 	if err != nil {

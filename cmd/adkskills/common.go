@@ -58,6 +58,9 @@ type execFlags struct {
 	maxChars     int
 	python       string
 	noInstall    bool
+	// oneRun: the process makes one call (run), so no sandbox is
+	// prepared for a next one.
+	oneRun bool
 }
 
 func (e *execFlags) register(fs *flagSet) {
@@ -111,7 +114,13 @@ func (e *execFlags) check() error {
 
 // sandboxOptions are the sandbox's options the flags ask for.
 func (e *execFlags) sandboxOptions() []sandbox.Option {
-	opts := []sandbox.Option{sandbox.WithInterpreters(e.table()), sandbox.WithDependencies(!e.noInstall)}
+	opts := []sandbox.Option{sandbox.WithInterpreters(e.table()), sandbox.WithDependencies(!e.noInstall),
+		// A probe's trial (58-86 ms) once per boot, bubblewrap and binary,
+		// not once per command.
+		sandbox.WithProbeCache(sandbox.DefaultProbeCache())}
+	if e.oneRun {
+		opts = append(opts, sandbox.WithPrepared(0))
+	}
 	if len(e.allowHosts) > 0 {
 		opts = append(opts, sandbox.WithEgress(e.allowHosts...))
 	}
@@ -359,8 +368,18 @@ type workbench struct {
 	where     string // where exe runs scripts, for messages
 }
 
+// close releases what the workbench holds: the skills folder, and the
+// executor's prepared sandboxes and pending workspace removals, which it
+// waits for, so that a command leaves nothing for the next start's sweep.
+func (wb *workbench) close() {
+	wb.root.Close()
+	if c, ok := wb.exe.(io.Closer); ok {
+		c.Close()
+	}
+}
+
 // open opens the workbench, reporting a failure on stderr and returning the
-// exit status to leave with (0 on success). The caller closes wb.root.
+// exit status to leave with (0 on success). The caller calls wb.close.
 func (c *cli) open(ctx context.Context, skillsFlag, storeFlag string, ex *execFlags) (*workbench, int) {
 	wb := &workbench{skillsDir: c.skillsDir(skillsFlag)}
 	var err error

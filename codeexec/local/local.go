@@ -149,6 +149,15 @@ func (l *Executor) Err() error { return l.cfg.Err() }
 // Interpreters returns a copy of the table l runs scripts with.
 func (l *Executor) Interpreters() codeexec.Interpreters { return l.cfg.Interpreters() }
 
+// Close waits until the workspaces of the runs l has executed are removed
+// (Execute has them removed after it returns) and returns nil. l stays
+// usable. Call it before removing l's workspace directory or exiting, so
+// that no finished run's files are left for the next process's sweep.
+func (l *Executor) Close() error {
+	l.cfg.WaitRemovals()
+	return nil
+}
+
 // Execute runs req as a host subprocess. See [codeexec.Executor].
 func (l *Executor) Execute(ctx context.Context, req *codeexec.Request) (*codeexec.Result, error) {
 	if err := host.Supported(); err != nil {

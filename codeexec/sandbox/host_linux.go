@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -235,9 +236,14 @@ func (s *Executor) probe(ctx context.Context) (*sandboxHost, error) {
 			h.procMasks = append(h.procMasks, m)
 		}
 	}
+	key := s.probeKey(h)
+	if s.probeCached(key) {
+		return h, nil // the interpreters are inspected at the first run
+	}
 	if err := s.trial(ctx, h); err != nil {
 		return nil, err
 	}
+	s.rememberProbe(key)
 	s.warm(ctx, h)
 	return h, nil
 }
@@ -258,6 +264,9 @@ func (s *Executor) warm(ctx context.Context, h *sandboxHost) {
 	}
 }
 
+// trials counts the trial sandboxes this process ran.
+var trials atomic.Int64
+
 // trialScript prints what the trial checks: the uid, the effective
 // capabilities, no_new_privs and the seccomp mode, the network interfaces,
 // and whether the file system is the sandbox's (the workspace at
@@ -276,6 +285,7 @@ exit 0
 // launcher, the same command line, the same filter) and checks that it
 // isolates.
 func (s *Executor) trial(ctx context.Context, h *sandboxHost) error {
+	trials.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	ws, err := host.NewWorkspace(s.cfg.WorkspaceParent(), codeexec.DefaultSkillName)
@@ -283,7 +293,7 @@ func (s *Executor) trial(ctx context.Context, h *sandboxHost) error {
 		return fmt.Errorf("%w: trial workspace: %v", codeexec.ErrSandboxUnavailable, err)
 	}
 	defer ws.Remove()
-	l := &sandboxLauncher{s: s, h: h}
+	l := &sandboxLauncher{s: s, h: h, trial: true}
 	if err := l.Prepare(ws); err != nil {
 		return fmt.Errorf("%w: trial workspace: %v", codeexec.ErrSandboxUnavailable, err)
 	}

@@ -10,6 +10,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -68,6 +69,11 @@ type Executor struct {
 	// each run's proxy (tests lower them).
 	egress       *egress.Policy
 	egressLimits egress.Limits //lint:ignore U1000 only the Linux implementation reads it
+	// probeCache is WithProbeCache's file ("": none).
+	probeCache string //lint:ignore U1000 only the Linux implementation reads it
+	// prepared is WithPrepared's count, when preparedSet.
+	prepared    int  //lint:ignore U1000 only the Linux implementation reads it
+	preparedSet bool //lint:ignore U1000 only the Linux implementation reads it
 
 	// noFilter runs scripts without the seccomp filter: tests set it to show
 	// what the filter stops. Nothing else does.
@@ -98,6 +104,58 @@ type Option func(*Executor)
 // Err reports the first invalid option New was given, wrapping
 // [codeexec.ErrInvalidConfig], or nil.
 func (s *Executor) Err() error { return s.cfg.Err() }
+
+// Close releases the prepared sandboxes (see WithPrepared), waits until
+// the workspaces of the runs s has executed are removed (Execute has them
+// removed after it returns) and returns nil. s stays usable, without
+// preparing sandboxes. Call it before removing s's workspace directory or exiting, so
+// that no finished run's files are left for the next process's sweep.
+func (s *Executor) Close() error {
+	s.closePrepared()
+	s.cfg.WaitRemovals()
+	return nil
+}
+
+// WithProbeCache has a successful Probe remembered in the file path (made
+// with its directory, the agent's user's only) and a later process's Probe
+// skip the trial sandbox while nothing that decides the trial changed:
+// the boot, bubblewrap and its version, the helpers, the agent's
+// executable and user, the executor's options (docs/limits.md). ""
+// (default) remembers nothing. [DefaultProbeCache] is the conventional
+// file.
+func WithProbeCache(path string) Option {
+	return func(s *Executor) {
+		if path != "" && !filepath.IsAbs(path) {
+			s.invalid("WithProbeCache(%q): not an absolute path", path)
+		}
+		s.probeCache = path
+	}
+}
+
+// DefaultProbeCache returns the conventional probe cache of the agent's
+// user (below os.UserCacheDir), or "" when there is no cache directory.
+func DefaultProbeCache() string {
+	dir, err := os.UserCacheDir()
+	if err != nil || !filepath.IsAbs(dir) {
+		return ""
+	}
+	return probeCacheFile(dir)
+}
+
+// WithPrepared sets how many sandboxes the executor keeps made ahead for
+// the next runs (default 1; 0 turns them off; negative is invalid): the
+// whole chain of helpers up to the script, its workspace bound and its
+// uid leased, made while a run goes on, released after an idle 30 s and
+// by Close. Each serves one run. docs/limits.md says what one holds and
+// which runs start a sandbox the usual way instead.
+func WithPrepared(n int) Option {
+	return func(s *Executor) {
+		if n < 0 {
+			s.invalid("WithPrepared(%d): negative", n)
+		}
+		s.prepared, s.preparedSet = n, true
+	}
+}
 
 // Interpreters returns a copy of the table s runs scripts with.
 func (s *Executor) Interpreters() codeexec.Interpreters { return s.cfg.Interpreters() }

@@ -35,8 +35,15 @@ const sandboxWorkspace = "/workspace"
 // this run's sandbox, it returns an error wrapping [codeexec.ErrSandboxUnavailable]
 // and the script does not run.
 func (s *Executor) Execute(ctx context.Context, req *codeexec.Request) (*codeexec.Result, error) {
+	if testBeforeExecute != nil {
+		testBeforeExecute(ctx, s)
+	}
 	return host.Execute(ctx, &s.cfg, &sandboxLauncher{s: s}, req)
 }
+
+// testBeforeExecute, when set (by this package's tests only), runs before
+// every Execute.
+var testBeforeExecute func(context.Context, *Executor)
 
 // Probe checks that this machine can run the sandbox: it finds bubblewrap
 // and the util-linux tools, and runs a trial sandbox that must show an
@@ -97,6 +104,8 @@ type sandboxState struct {
 
 	interpMu sync.Mutex
 	interps  map[string]*interpEntry // by interpreter path and pyenv variables
+
+	prep prepPool // the prepared sandboxes
 }
 
 // limit returns v, or def when v is zero; ok is false for "no limit".
@@ -129,6 +138,25 @@ func (s *Executor) prlimitArgs(prlimit string, bounded bool) []string {
 		a = append(a, "--cpu="+strconv.FormatInt(secs, 10))
 	}
 	return append(a, "--")
+}
+
+// rlimits are the rlimits prlimitArgs applies, for the waiter of a
+// prepared sandbox to set (soft and hard) before it executes the script.
+func (s *Executor) rlimits(bounded bool) []rlimit {
+	r := []rlimit{{unix.RLIMIT_CORE, 0}}
+	if v, ok := limit(s.memory, DefaultMemory); ok && !bounded {
+		r = append(r, rlimit{unix.RLIMIT_AS, uint64(v)})
+	}
+	if v, ok := limit(s.procs, DefaultProcesses); ok {
+		r = append(r, rlimit{unix.RLIMIT_NPROC, uint64(v)})
+	}
+	if v, ok := limit(s.fileSize, DefaultFileSize); ok {
+		r = append(r, rlimit{unix.RLIMIT_FSIZE, uint64(v)})
+	}
+	if v, ok := limit(s.cpu, DefaultCPUTime); ok {
+		r = append(r, rlimit{unix.RLIMIT_CPU, uint64((v + time.Second - 1) / time.Second)})
+	}
+	return r
 }
 
 // Descriptors a run's bubblewraps get (cmd.ExtraFiles). Every bubblewrap
@@ -208,6 +236,15 @@ type runArgs struct {
 // the writable parts of the outer /proc, and a covered /proc cannot be
 // mounted again in a child user namespace.)
 func (s *Executor) bwrapArgs(h *sandboxHost, u runUser, wsDir, skillName string, binds []bind, env, argv []string, seccomp, bounded bool) runArgs {
+	return s.chainArgs(h, u, wsDir, skillName, binds, env, argv, seccomp, bounded, false)
+}
+
+// chainArgs is bwrapArgs, or, with waiter, the command line of a prepared
+// sandbox: the same chain, with the agent's executable bound at hookPath
+// (as for the egress hook), the inner bubblewrap in /workspace with an
+// empty environment, and, in place of argv, the waiter (see waiter_linux.go)
+// reading the script's command line, environment and folder from goFD.
+func (s *Executor) chainArgs(h *sandboxHost, u runUser, wsDir, skillName string, binds []bind, env, argv []string, seccomp, bounded, waiter bool) runArgs {
 	ns := []string{"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--hostname", "sandbox",
 		"--unshare-cgroup-try", "--die-with-parent", "--new-session", "--info-fd", strconv.Itoa(infoFD)}
 	if !s.network {
@@ -229,7 +266,7 @@ func (s *Executor) bwrapArgs(h *sandboxHost, u runUser, wsDir, skillName string,
 	kernel = append(kernel, s.tmpMounts(filepath.Join(wsDir, host.TmpDirName))...)
 	mounts := h.sys.mountArgs(binds, kernel)
 	mounts = append(mounts, "--bind", wsDir, sandboxWorkspace)
-	if s.egress != nil {
+	if s.egress != nil || waiter {
 		// The hook: the agent's executable, bound from a descriptor (a
 		// non-root outer bubblewrap may not open /proc/PID/exe), in
 		// directories the run's uid can enter (bubblewrap makes them 0700
@@ -260,7 +297,11 @@ func (s *Executor) bwrapArgs(h *sandboxHost, u runUser, wsDir, skillName string,
 	if seccomp {
 		a.inner = append(a.inner, "--seccomp", strconv.Itoa(seccompFD))
 	}
-	a.inner = append(a.inner, "--chdir", sandboxWorkspace+"/"+skillName)
+	if waiter {
+		a.inner = append(a.inner, "--chdir", sandboxWorkspace)
+	} else {
+		a.inner = append(a.inner, "--chdir", sandboxWorkspace+"/"+skillName)
+	}
 
 	if h.root {
 		// Privileged outer bwrap: namespaces and mounts as root, then
@@ -278,6 +319,11 @@ func (s *Executor) bwrapArgs(h *sandboxHost, u runUser, wsDir, skillName string,
 		a.outer = append(a.outer, mounts...)
 	}
 	a.rest = append(a.rest, "--", h.bwrap, "--args", strconv.Itoa(innerArgsFD), "--")
+	if waiter {
+		// The waiter sets the rlimits itself (see rlimits): under
+		// prlimit's RLIMIT_AS its runtime might not start.
+		return a.withWaiter()
+	}
 	a.rest = append(a.rest, s.prlimitArgs(h.prlimit, bounded)...)
 	if s.egress != nil {
 		// Under the rlimits and the filter, in the script's namespaces:
@@ -308,6 +354,14 @@ type sandboxLauncher struct {
 	args, innerArgs *os.File
 	// egress is the run's egress proxy and its handoff, with an allowlist.
 	egress *egressRun
+	// prep is the prepared sandbox the run took (see Take), until Go
+	// lets it go or kills it.
+	prep *prepSandbox
+	// parent is the run's workspace directory: the next sandbox prepared
+	// once the run is over is for it ("": none, as for Probe's trial,
+	// whose view is not a run's).
+	parent string
+	trial  bool
 }
 
 // egressRun is one run's egress: the handoff socket's two ends (childEnd
@@ -365,12 +419,15 @@ func (l *sandboxLauncher) Prepare(ws *host.Workspace) error {
 	if !l.h.root {
 		return nil
 	}
-	u, err := l.s.user()
-	if err != nil {
-		return err
+	if l.prep == nil { // a prepared sandbox's user came with it
+		u, err := l.s.user()
+		if err != nil {
+			return err
+		}
+		l.user = u
+		ws.OnRemove(u.release)
 	}
-	l.user = u
-	ws.OnRemove(u.release)
+	u := l.user
 	return chownTree(ws.Dir, u.uid, u.gid, func(p string) bool {
 		rel, err := filepath.Rel(ws.Skill, p)
 		return err == nil && ws.Shared[filepath.ToSlash(rel)]
@@ -384,6 +441,10 @@ func (l *sandboxLauncher) Command(ctx context.Context, p *host.Plan) (*exec.Cmd,
 	v, err := l.s.view(ctx, l.h, p)
 	if err != nil {
 		return nil, err
+	}
+	if !l.trial {
+		l.parent = filepath.Dir(p.WS.Root)
+		l.s.remember(l.parent, v.binds)
 	}
 	q := *p
 	q.HostPATH = v.path
@@ -562,6 +623,9 @@ func argsFile(opts []string) (*os.File, error) {
 // script that killed the helpers it can reach) and a run the pipeline killed
 // (timeout, cancellation) keep their Result: the script ran.
 func (l *sandboxLauncher) Finish(res *codeexec.Result) error {
+	if l.parent != "" {
+		defer l.s.refill(l.h, l.parent) // the next run's sandbox, made once this one is over
+	}
 	defer l.status.Close()
 	l.statusW.Close()
 	l.filter.Close()

@@ -38,3 +38,9 @@ func (s *Executor) Probe(ctx context.Context) error {
 
 // Describe says that the sandbox needs Linux.
 func (s *Executor) Describe() string { return errNoSandbox().Error() }
+
+// closePrepared has nothing to release here.
+func (s *Executor) closePrepared() {}
+
+// probeCacheFile is "" here: there is no probe to remember.
+func probeCacheFile(string) string { return "" }

@@ -37,6 +37,10 @@ type Config struct {
 	depsOnce sync.Once
 	deps     *deps.Store
 	depsErr  error
+
+	// removals counts the workspaces of finished runs not yet removed
+	// (see RemoveLater).
+	removals sync.WaitGroup
 }
 
 // defaultPassEnv are the host variables every run sees when they are set:

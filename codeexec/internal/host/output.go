@@ -44,7 +44,12 @@ func newOutput(maxChars int) (o *output, w *os.File, err error) {
 		return nil, nil, err
 	}
 	growPipe(r)
-	return &output{r: r, capt: truncate.NewCapper(maxChars), done: make(chan struct{})}, w, nil
+	return outputOf(r, maxChars), w, nil
+}
+
+// outputOf captures the read end r of a stream's pipe (already grown).
+func outputOf(r *os.File, maxChars int) *output {
+	return &output{r: r, capt: truncate.NewCapper(maxChars), done: make(chan struct{})}
 }
 
 // start reads the pipe to its end (or its first error, which is not

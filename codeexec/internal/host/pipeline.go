@@ -158,7 +158,7 @@ func Execute(ctx context.Context, cfg *Config, l Launcher, req *codeexec.Request
 	if err != nil {
 		return nil, err
 	}
-	defer st.close()
+	defer st.close(cfg)
 	return st.run(ctx, cfg, l, req, in)
 }
 
@@ -175,24 +175,29 @@ type stagedRun struct {
 	// use is the snapshot the run links files of and could write through
 	// (Local), checked after the run.
 	use *snapshotUse
+	// pr is the prepared child the run's workspace came with, until it is
+	// let go or abandoned.
+	pr *Prepared
 }
 
 // stageRun creates the run's workspace and stages req into it (steps 3
 // and 5's prepare of the sequence above).
 func stageRun(cfg *Config, l Launcher, req *codeexec.Request) (*stagedRun, error) {
-	ws, err := NewWorkspace(cfg.WorkspaceParent(), stagedName(req))
+	st, err := takeWorkspace(cfg, l, req)
 	if err != nil {
 		return nil, err
 	}
-	st := &stagedRun{ws: ws, lim: req.Limits.WithDefaults()}
+	ws := st.ws
 	mode := l.StageMode()
 	if st.snap, st.use, err = ws.stage(req, st.lim.MaxSkillBytes, mode, func() *cache { return cfg.cache(mode) }); err != nil {
+		st.abandon()
 		ws.Remove()
 		return nil, err
 	}
 	ws.Shared = st.snap.sharedPaths()
 	if err := l.Prepare(ws); err != nil {
 		st.use.release()
+		st.abandon()
 		ws.Remove()
 		if !isSentinel(err) {
 			err = fmt.Errorf("%w: prepare: %w", codeexec.ErrWorkspace, err)
@@ -201,10 +206,41 @@ func stageRun(cfg *Config, l Launcher, req *codeexec.Request) (*stagedRun, error
 	}
 	if st.root, err = openDirHandle(ws.Skill); err != nil {
 		st.use.release()
+		st.abandon()
 		ws.Remove()
 		return nil, fmt.Errorf("%w: %w", codeexec.ErrWorkspace, err)
 	}
 	return st, nil
+}
+
+// takeWorkspace returns req's run with its workspace: a prepared child's,
+// its skill folder named, when the launcher has one ready, else a new one.
+func takeWorkspace(cfg *Config, l Launcher, req *codeexec.Request) (*stagedRun, error) {
+	st := &stagedRun{lim: req.Limits.WithDefaults()}
+	if pl, ok := l.(Preparer); ok {
+		if st.pr = pl.Take(cfg.WorkspaceParent()); st.pr != nil {
+			st.ws = st.pr.WS
+			if err := st.ws.claim(stagedName(req)); err != nil {
+				st.pr.Release()
+				return nil, fmt.Errorf("%w: %w", codeexec.ErrWorkspace, err)
+			}
+			return st, nil
+		}
+	}
+	ws, err := NewWorkspace(cfg.WorkspaceParent(), stagedName(req))
+	if err != nil {
+		return nil, err
+	}
+	st.ws = ws
+	return st, nil
+}
+
+// abandon kills the run's prepared child, if it has one not let go yet.
+func (st *stagedRun) abandon() {
+	if st.pr != nil {
+		st.pr.Abandon()
+		st.pr = nil
+	}
 }
 
 // stagedName is the staged folder's name of req.
@@ -215,11 +251,13 @@ func stagedName(req *codeexec.Request) string {
 	return req.SkillName
 }
 
-// close releases the skill root's handle and removes the workspace.
-func (st *stagedRun) close() {
+// close releases the skill root's handle and has the workspace removed
+// once Execute has returned (see RemoveLater).
+func (st *stagedRun) close(cfg *Config) {
+	st.abandon()
 	st.use.release()
 	st.root.close()
-	st.ws.Remove()
+	cfg.RemoveLater(st.ws)
 }
 
 // run builds the child's environment and command line, runs it through l,
@@ -245,6 +283,19 @@ func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *code
 	if p.deps != nil {
 		p.Binds = append(p.Binds, p.deps.Binds...)
 		p.Env = p.EnvAt(ws.Under(ws.Dir))
+	}
+
+	if st.pr != nil {
+		p.Bounded = st.pr.Bounded()
+		ok, err := l.(Preparer).Go(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return st.runPrepared(ctx, cfg, l, req, in)
+		}
+		st.pr = nil // abandoned by Go: the run starts the usual way
+		p.Bounded = false
 	}
 
 	var cg *runCgroup
@@ -274,6 +325,29 @@ func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *code
 	} else {
 		res, err = run(cmd, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault(), startedFunc(l, ws), cg)
 	}
+	return st.finish(l, req, in, res, err, cg)
+}
+
+// runPrepared runs the prepared child Go let go, to the end.
+func (st *stagedRun) runPrepared(ctx context.Context, cfg *Config, l Launcher, req *codeexec.Request, in codeexec.Interpreter) (*codeexec.Result, error) {
+	pr := st.pr
+	st.pr = nil
+	runCtx, cancel := context.WithTimeout(ctx, st.lim.Timeout)
+	defer cancel()
+	cg := pr.cg
+	if cg != nil {
+		pr.cg = nil
+		defer cg.remove()
+	}
+	res, err := runPrepared(runCtx, pr, cg, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault())
+	pr.closeOurs()
+	return st.finish(l, req, in, res, err, cg)
+}
+
+// finish ends a run whose child has ended: the launcher looks at it, and
+// the result gets its notes and the files the run wrote.
+func (st *stagedRun) finish(l Launcher, req *codeexec.Request, in codeexec.Interpreter, res *codeexec.Result, err error, cg *runCgroup) (*codeexec.Result, error) {
+	ws := st.ws
 	if f, ok := l.(Finisher); ok {
 		if ferr := f.Finish(res); ferr != nil && err == nil {
 			return nil, ferr

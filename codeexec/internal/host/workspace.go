@@ -44,6 +44,9 @@ type Workspace struct {
 	Shared map[string]bool
 	// onRemove run once the workspace is removed (a run's uid lease).
 	onRemove []func()
+	// spare waits until the next spare of the parent is made (see
+	// NewWorkspace).
+	spare func()
 }
 
 // Names of the child's HOME and TMPDIR inside workspace.dir.
@@ -92,7 +95,7 @@ func NewWorkspace(parent, name string) (*Workspace, error) {
 		ws.Remove()
 		return nil, fmt.Errorf("%w: %w", codeexec.ErrWorkspace, err)
 	}
-	ws.onRemove = append(ws.onRemove, refillSpare(parent))
+	ws.spare = refillSpare(parent)
 	return ws, nil
 }
 
@@ -253,8 +256,19 @@ func (sp *spareSet) use(parent string) *Workspace {
 	return ws
 }
 
+// waitSpare waits until the spare the workspace's run started making is
+// made: no goroutine of a run makes anything in the workspace directory
+// once its Execute has returned.
+func (ws *Workspace) waitSpare() {
+	if ws.spare != nil {
+		ws.spare()
+		ws.spare = nil
+	}
+}
+
 // Remove deletes the workspace and then gives up its lock.
 func (ws *Workspace) Remove() {
+	ws.waitSpare()
 	removeTree(ws.Root)
 	for _, f := range ws.onRemove {
 		f()

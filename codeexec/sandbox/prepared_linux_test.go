@@ -1,0 +1,226 @@
+package sandbox
+
+import (
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
+	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
+
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Every test of this package's, the attack, escape, isolation, uid and
+// conformance suites included, runs its scripts in prepared sandboxes: an
+// executor that prepares (the default) and has none ready for the run's
+// workspace directory first runs a trivial script, which prepares one, and
+// waits until it is made. A run under a context that can be cancelled
+// (a test of timing or cancellation) is not delayed so: it takes a
+// sandbox only when an earlier run of its executor left one ready. Set
+// ADKSKILLS_TEST_COLD=1 to test the usual path instead.
+func init() {
+	if os.Getenv("ADKSKILLS_TEST_COLD") == "" {
+		testBeforeExecute = warmPrepared
+	}
+}
+
+// warmPrepared makes sure a prepared sandbox is ready for s's next run.
+func warmPrepared(ctx context.Context, s *Executor) {
+	if ctx.Done() != nil {
+		return
+	}
+	if !s.canPrepare() || s.cfg.Err() != nil || readyFor(s, s.cfg.WorkspaceParent()) {
+		return
+	}
+	table := s.cfg.Interpreters()
+	if len(table) == 0 || len(table[0].Extensions) == 0 {
+		return
+	}
+	_, _ = host.Execute(ctx, &s.cfg, &sandboxLauncher{s: s}, codeexectest.Script("warm"+table[0].Extensions[0], ""))
+	s.state.prep.waitMade()
+}
+
+// readyFor reports whether s has a prepared sandbox ready for parent.
+func readyFor(s *Executor, parent string) bool {
+	pp := &s.state.prep
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	return slices.ContainsFunc(pp.ready, func(ps *prepSandbox) bool { return ps.parent == filepath.Clean(parent) })
+}
+
+// prepFixture is an executor whose next run takes a prepared sandbox.
+func prepFixture(t *testing.T, opts ...Option) (*Executor, string) {
+	t.Helper()
+	requireSandbox(t)
+	dir := hosttest.NewWorkspaceDir(t)
+	s := New(append([]Option{WithWorkspaceDir(dir)}, opts...)...)
+	t.Cleanup(func() { _ = s.Close() })
+	warmPrepared(context.Background(), s)
+	if s.canPrepare() && !readyFor(s, dir) {
+		t.Fatal("no prepared sandbox after a run")
+	}
+	return s, dir
+}
+
+// TestPreparedOneRunEach: a run takes the prepared sandbox, and nothing of
+// it (files in the workspace, HOME, TMPDIR or /tmp, a process left
+// behind) reaches the run after it, which takes a sandbox of its own.
+func TestPreparedOneRunEach(t *testing.T) {
+	s, _ := prepFixture(t)
+	const leave = `import os, subprocess
+for d in (".", os.environ["HOME"], os.environ["TMPDIR"], "/tmp", "/workspace"):
+    try:
+        open(os.path.join(d, "left-behind"), "w").write("x")
+    except OSError:
+        pass
+subprocess.Popen(["sleep", "600"], start_new_session=True)
+print(os.getpid())
+`
+	const look = `import os, glob
+print(sorted(glob.glob("/workspace/**/left-behind", recursive=True) + glob.glob("/tmp/left-behind") + glob.glob(os.environ["HOME"] + "/left-behind")))
+print(sorted(p for p in os.listdir("/proc") if p.isdigit() and "sleep" in open("/proc/%s/cmdline" % p).read()))
+`
+	for i, src := range []string{leave, look} {
+		first := s.state.prep.ready[0]
+		went := s.state.prep.went.Load()
+		res := codeexectest.MustRun(t, s, codeexectest.Script("scripts/x.py", src))
+		if res.ExitCode != 0 {
+			t.Fatalf("run %d: exit %d: %s", i, res.ExitCode, res.Stderr.Text)
+		}
+		if s.state.prep.went.Load() != went+1 {
+			t.Errorf("run %d did not run in the prepared sandbox", i)
+		}
+		if first.pr.Alive() {
+			t.Errorf("run %d: the prepared sandbox it took is still alive after it", i)
+		}
+		if i == 1 && res.Stdout.Text != "[]\n[]\n" {
+			t.Errorf("the next run sees the first's files or processes: %q", res.Stdout.Text)
+		}
+		s.state.prep.waitMade()
+		if !readyFor(s, s.cfg.WorkspaceParent()) {
+			t.Fatalf("run %d: no sandbox prepared for the next", i)
+		}
+		if slices.Contains(s.state.prep.ready, first) {
+			t.Errorf("run %d: the sandbox it took is ready again", i)
+		}
+	}
+}
+
+// TestPreparedReleased: an idle prepared sandbox is released after
+// preparedIdle, and Close releases the ready ones; either way its
+// processes, its workspace and its uid are gone.
+func TestPreparedReleased(t *testing.T) {
+	tests := []struct {
+		name    string
+		release func(s *Executor)
+	}{
+		{"idle", func(s *Executor) {
+			for deadline := time.Now().Add(10 * time.Second); readyFor(s, s.cfg.WorkspaceParent()) && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}},
+		{"Close", func(s *Executor) { _ = s.Close() }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.name == "idle" {
+				old := preparedIdle
+				preparedIdle = 50 * time.Millisecond
+				t.Cleanup(func() { preparedIdle = old })
+			}
+			s, dir := prepFixture(t)
+			ps := s.state.prep.ready[0]
+			if !ps.pr.Alive() {
+				t.Fatal("the prepared sandbox is not alive")
+			}
+			tt.release(s)
+			s.state.prep.waitMade()
+			if readyFor(s, dir) {
+				t.Fatal("still ready")
+			}
+			for deadline := time.Now().Add(host.GroupGoneBound); ps.pr.Alive() && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if ps.pr.Alive() {
+				t.Errorf("the released sandbox's chain is alive")
+			}
+			for deadline := time.Now().Add(host.GroupGoneBound); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Lstat(ps.ws.Root); errors.Is(err, os.ErrNotExist) {
+					break
+				}
+			}
+			if _, err := os.Lstat(ps.ws.Root); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("its workspace %s is still there (%v)", ps.ws.Root, err)
+			}
+			if left := host.Leftovers(dir); len(left) != 0 {
+				t.Errorf("the workspace directory holds %v", left)
+			}
+		})
+	}
+}
+
+// TestPreparedOff: WithPrepared(0) prepares nothing, a negative count is
+// invalid, and WithEgress prepares nothing.
+func TestPreparedOff(t *testing.T) {
+	for _, opts := range [][]Option{{WithPrepared(0)}, {WithEgress("example.com:443")}} {
+		s, dir := prepFixture(t, opts...)
+		codeexectest.MustRun(t, s, codeexectest.Script("x.py", "print(1)"))
+		s.state.prep.waitMade()
+		if readyFor(s, dir) {
+			t.Errorf("%d options: a sandbox was prepared", len(opts))
+		}
+	}
+	if err := New(WithPrepared(-1)).Err(); !errors.Is(err, codeexec.ErrInvalidConfig) || !strings.Contains(err.Error(), "WithPrepared") {
+		t.Errorf("WithPrepared(-1): %v", err)
+	}
+}
+
+// TestPreparedViewChanged: a run whose binds differ from those its
+// prepared sandbox was made with runs in a sandbox started for it.
+func TestPreparedViewChanged(t *testing.T) {
+	s, _ := prepFixture(t)
+	ps := s.state.prep.ready[0]
+	ps.binds = append(slices.Clone(ps.binds), bind{src: "/nonexistent", dst: "/nonexistent"})
+	went := s.state.prep.went.Load()
+	res := codeexectest.MustRun(t, s, codeexectest.Script("x.py", "print('ran')"))
+	if res.ExitCode != 0 || res.Stdout.Text != "ran\n" {
+		t.Fatalf("exit %d %q %q", res.ExitCode, res.Stdout.Text, res.Stderr.Text)
+	}
+	if s.state.prep.went.Load() != went {
+		t.Errorf("the run went in a sandbox prepared with other binds")
+	}
+	if ps.pr.Alive() {
+		t.Errorf("the refused prepared sandbox is alive")
+	}
+}
+
+// TestPreparedWaiterFails: a prepared sandbox whose waiter does not start
+// (here the agent's executable is started without the waiter's flag) is
+// not handed out, preparing stops, and runs go the usual way.
+func TestPreparedWaiterFails(t *testing.T) {
+	requireSandbox(t)
+	old := waiterArg
+	waiterArg = "-adkskills-not-the-waiter"
+	t.Cleanup(func() { waiterArg = old })
+	s := New(WithWorkspaceDir(hosttest.NewWorkspaceDir(t)))
+	t.Cleanup(func() { _ = s.Close() })
+	for i := range 2 {
+		res := codeexectest.MustRun(t, s, codeexectest.Script("x.py", "print('ran')"))
+		if res.ExitCode != 0 || res.Stdout.Text != "ran\n" {
+			t.Fatalf("run %d: exit %d %q %q", i, res.ExitCode, res.Stdout.Text, res.Stderr.Text)
+		}
+		s.state.prep.waitMade()
+		if readyFor(s, s.cfg.WorkspaceParent()) {
+			t.Errorf("run %d: a sandbox whose waiter did not start is ready", i)
+		}
+	}
+	if !s.state.prep.broken || s.state.prep.went.Load() != 0 {
+		t.Errorf("broken %v, went %d: want preparing stopped, no prepared run", s.state.prep.broken, s.state.prep.went.Load())
+	}
+}
