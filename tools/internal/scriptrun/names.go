@@ -1,4 +1,4 @@
-package runscript
+package scriptrun
 
 import (
 	"fmt"
@@ -174,10 +174,10 @@ func hidden(r rune) bool {
 	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 
-// Visible escapes the characters of s that would not show as themselves on a
-// terminal or in a review (see DisplayPath), keeping newlines and tabs, as
-// \xNN or \uNNNN. What a human approves is then what runs.
-func Visible(s string) string {
+// EscapeHidden escapes, as \xNN or \uNNNN, the characters of s that would
+// not show as themselves on a terminal or in a review (see DisplayPath),
+// keeping newlines and tabs. What a human approves is then what runs.
+func EscapeHidden(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {

@@ -1,4 +1,4 @@
-package runscript
+package scriptrun
 
 import (
 	"bytes"
@@ -65,8 +65,8 @@ func TestRespondSavesFilesAsArtifacts(t *testing.T) {
 			{Path: "user:escape.txt", Data: []byte("session scoped")},
 		},
 	}
-	r := &runner{}
-	resp := r.respond(tc, r.session(tc), res, nil).Map()
+	r := &Runner{}
+	resp := r.respond(tc, r.ToolSession(tc), res, nil).Map()
 	assert.Equal(t, responseKeys, sortedKeys(resp), "a clean run has no warning")
 	assert.Equal(t, StatusSuccess, resp["status"], "stderr output does not make a run fail")
 	files := resp["output_files"].([]map[string]any)
@@ -98,7 +98,7 @@ func TestRespondSavesFilesAsArtifacts(t *testing.T) {
 	assert.Empty(t, other.FileNames)
 
 	// A repeat run is version 2 of the same artifacts.
-	again := r.respond(tc, r.session(tc), res, nil).Map()
+	again := r.respond(tc, r.ToolSession(tc), res, nil).Map()
 	for _, e := range again["output_files"].([]map[string]any) {
 		assert.Equal(t, int64(2), e["version"])
 	}
@@ -112,8 +112,8 @@ func TestRespondPartialSaveFailure(t *testing.T) {
 	for _, p := range []string{"a.txt", "b.txt", "c.txt", "d/e.txt"} {
 		files = append(files, codeexec.File{Path: p, Data: []byte(p)})
 	}
-	r := &runner{Config: Config{Logger: logTo(&logs)}}
-	resp := r.respond(tc, r.session(tc), &codeexec.Result{Files: files}, nil).Map()
+	r := &Runner{Config: Config{Logger: logTo(&logs)}}
+	resp := r.respond(tc, r.ToolSession(tc), &codeexec.Result{Files: files}, nil).Map()
 	saved := resp["output_files"].([]map[string]any)
 	var names []string
 	for _, e := range saved {
@@ -129,10 +129,10 @@ func TestRespondPartialSaveFailure(t *testing.T) {
 
 func TestRespondWithoutArtifactService(t *testing.T) {
 	var logs bytes.Buffer
-	r := &runner{Config: Config{Logger: logTo(&logs)}}
+	r := &Runner{Config: Config{Logger: logTo(&logs)}}
 	for range 2 {
 		tc, _ := adktest.ToolContext(t, nil, "inv")
-		resp := r.respond(tc, r.session(tc), &codeexec.Result{Files: []codeexec.File{{Path: "out/x.csv", Data: []byte("a,b\n")}}}, nil).Map()
+		resp := r.respond(tc, r.ToolSession(tc), &codeexec.Result{Files: []codeexec.File{{Path: "out/x.csv", Data: []byte("a,b\n")}}}, nil).Map()
 		assert.Equal(t, append(slices.Clone(responseKeys), "warning"), sortedKeys(resp))
 		assert.Contains(t, resp["warning"], "no artifact service is configured: 1 output file(s)")
 		files := resp["output_files"].([]map[string]any)
@@ -151,8 +151,8 @@ func TestRespondWarnings(t *testing.T) {
 		omitted = append(omitted, codeexec.OmittedFile{Path: "big" + strings.Repeat("x", i) + ".bin", Reason: "over the per-file limit"})
 	}
 	bad := codeexec.File{Path: "bad.b64", Data: []byte("!!!not base64"), Encoding: codeexec.EncodingBase64}
-	r := &runner{Config: Config{Logger: logTo(&bytes.Buffer{})}}
-	resp := r.respond(tc, r.session(tc), &codeexec.Result{Files: []codeexec.File{bad}, Omitted: omitted}, nil).Map()
+	r := &Runner{Config: Config{Logger: logTo(&bytes.Buffer{})}}
+	resp := r.respond(tc, r.ToolSession(tc), &codeexec.Result{Files: []codeexec.File{bad}, Omitted: omitted}, nil).Map()
 	w := resp["warning"].(string)
 	assert.Contains(t, w, "1 of 1 output file(s) could not be saved: bad.b64")
 	assert.Contains(t, w, "big.bin was not saved: over the per-file limit")
@@ -217,8 +217,8 @@ func TestRespondBoundsTheResponse(t *testing.T) {
 		wantCut bool // ten warnings of a thousand characters do not fit
 	}{{0, false}, {2_000, true}} {
 		budget := tt.budget
-		r := &runner{Config: Config{Limits: codeexec.Limits{MaxOutputChars: budget}}}
-		resp := r.respond(tc, r.session(tc), &res, nil)
+		r := &Runner{Config: Config{Limits: codeexec.Limits{MaxOutputChars: budget}}}
+		resp := r.respond(tc, r.ToolSession(tc), &res, nil)
 		cap := codeexec.Limits{MaxOutputChars: budget}.WithDefaults().MaxOutputChars
 		b, err := json.Marshal(resp)
 		require.NoError(t, err)

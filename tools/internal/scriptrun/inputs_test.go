@@ -1,4 +1,4 @@
-package runscript_test
+package scriptrun_test
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/adktest"
 	"github.com/adkskills/adkskills/skilltoolset"
+	"github.com/adkskills/adkskills/tools/runinline"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
@@ -108,7 +109,7 @@ func newInputsFixture(t testing.TB, limits codeexec.FileLimits) *inputsFixture {
 	tl, err := runscript.New(cfg)
 	require.NoError(t, err)
 	f.tool = tl.(runner)
-	il, err := runscript.NewInline(cfg)
+	il, err := runinline.New(cfg)
 	require.NoError(t, err)
 	f.inline = il.(runner)
 	return f

@@ -1,4 +1,4 @@
-package runscript
+package scriptrun
 
 import (
 	"context"
@@ -24,7 +24,7 @@ const maxWarnings = 10
 // Saves are issued one at a time: ADK v1.7.0 records each save in the tool's
 // EventActions.ArtifactDelta map without a lock (agent/callback_context.go,
 // trackedArtifacts.Save), so concurrent saves through one ToolContext race.
-func (r *runner) saveScriptOutputs(ctx context.Context, s Session, files []codeexec.File) ([]OutputFile, []string) {
+func (r *Runner) saveScriptOutputs(ctx context.Context, s Session, files []codeexec.File) ([]OutputFile, []string) {
 	manifest := make([]OutputFile, 0, len(files))
 	if len(files) == 0 {
 		return manifest, nil

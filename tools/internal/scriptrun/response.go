@@ -1,4 +1,4 @@
-package runscript
+package scriptrun
 
 import (
 	"encoding/json"
@@ -99,8 +99,8 @@ type DeletedFile struct {
 // Failed reports whether no script ran (the response is an error).
 func (r Response) Failed() bool { return r.ErrorCode != "" }
 
-// errorResponse is the response of a call that could not run a script.
-func errorResponse(code, msg string) *Response {
+// ErrorResponse is the response of a call that could not run a script.
+func ErrorResponse(code, msg string) *Response {
 	return &Response{Error: msg, ErrorCode: code}
 }
 

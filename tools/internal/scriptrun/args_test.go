@@ -1,4 +1,4 @@
-package runscript
+package scriptrun
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func TestCleanPath(t *testing.T) {
 		{in: "./", err: "must name a file"},
 	}
 	for _, c := range cases {
-		got, err := cleanPath("script_path", c.in)
+		got, err := CleanPath("script_path", c.in)
 		if c.err != "" {
 			require.Error(t, err, c.in)
 			assert.Contains(t, err.Error(), c.err, c.in)
@@ -88,7 +88,7 @@ func TestArgs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a, err := parseArgs(c.args, known...)
+			a, err := ParseArgs(c.args, known...)
 			var s string
 			var l []string
 			if err == nil {
@@ -130,26 +130,26 @@ func testSource() skill.Source {
 }
 
 func TestLoadSkillListsWholeFolder(t *testing.T) {
-	r := &runner{Config: Config{Source: testSource()}}
-	sk, resp := r.loadSkill(context.Background(), "demo")
+	r := &Runner{Config: Config{Source: testSource()}}
+	sk, resp := r.LoadSkill(context.Background(), "demo")
 	require.Nil(t, resp)
-	assert.Equal(t, "demo", sk.name)
-	assert.Equal(t, []string{"SKILL.md", "cards/c.bin", "references/doc.md", "scripts/run.py"}, sk.paths)
-	data, err := fs.ReadFile(sk.fsys, "cards/c.bin")
+	assert.Equal(t, "demo", sk.Name)
+	assert.Equal(t, []string{"SKILL.md", "cards/c.bin", "references/doc.md", "scripts/run.py"}, sk.Paths)
+	data, err := fs.ReadFile(sk.FS, "cards/c.bin")
 	require.NoError(t, err)
 	assert.Equal(t, []byte{0, 1, 2, 255}, data, "binary files are read byte for byte")
-	assert.True(t, sk.has("scripts/run.py"))
-	assert.False(t, sk.has("scripts/nope.py"))
+	assert.True(t, sk.Has("scripts/run.py"))
+	assert.False(t, sk.Has("scripts/nope.py"))
 
-	_, resp = r.loadSkill(context.Background(), "nope")
+	_, resp = r.LoadSkill(context.Background(), "nope")
 	assert.Equal(t, CodeSkillNotFound, resp.ErrorCode)
 	assert.Contains(t, resp.Error, "available skills: [big demo]")
 
-	_, resp = r.loadSkill(context.Background(), "../demo")
+	_, resp = r.LoadSkill(context.Background(), "../demo")
 	assert.Equal(t, CodeSkillNotFound, resp.ErrorCode)
 
-	broken := &runner{Config: Config{Source: skillfs.New(fstest.MapFS{"bad/SKILL.md": {Data: []byte("---\nname: bad\n")}}, nil), Logger: slog.New(slog.DiscardHandler)}}
-	_, resp = broken.loadSkill(context.Background(), "bad")
+	broken := &Runner{Config: Config{Source: skillfs.New(fstest.MapFS{"bad/SKILL.md": {Data: []byte("---\nname: bad\n")}}, nil), Logger: slog.New(slog.DiscardHandler)}}
+	_, resp = broken.LoadSkill(context.Background(), "bad")
 	assert.Equal(t, CodeSkillNotFound, resp.ErrorCode, "a skill the catalogue leaves out is not found, not an infrastructure failure")
 	assert.Contains(t, resp.Error, "SKILL.md is invalid")
 }
@@ -159,37 +159,37 @@ func TestLoadSkillListsWholeFolder(t *testing.T) {
 type plainSource struct{ skill.Source }
 
 func TestLoadSkillFromAnySource(t *testing.T) {
-	r := &runner{Config: Config{Source: plainSource{testSource()}}}
-	sk, resp := r.loadSkill(context.Background(), "demo")
+	r := &Runner{Config: Config{Source: plainSource{testSource()}}}
+	sk, resp := r.LoadSkill(context.Background(), "demo")
 	require.Nil(t, resp)
 	var walked []string
-	require.NoError(t, fs.WalkDir(sk.fsys, ".", func(p string, d fs.DirEntry, err error) error {
+	require.NoError(t, fs.WalkDir(sk.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			walked = append(walked, p)
 		}
 		return err
 	}))
-	assert.Equal(t, sk.paths, walked, "the folder walks as the source lists it")
-	data, err := fs.ReadFile(sk.fsys, "cards/c.bin")
+	assert.Equal(t, sk.Paths, walked, "the folder walks as the source lists it")
+	data, err := fs.ReadFile(sk.FS, "cards/c.bin")
 	require.NoError(t, err)
 	assert.Equal(t, []byte{0, 1, 2, 255}, data)
-	_, err = sk.fsys.Open("../demo/SKILL.md")
+	_, err = sk.FS.Open("../demo/SKILL.md")
 	assert.Error(t, err)
 }
 
 func TestScriptMissBecomesFatal(t *testing.T) {
-	r := &runner{}
+	r := &Runner{}
 	tc, _ := adktest.ToolContext(t, nil, "inv-a")
-	first := r.scriptMiss(r.session(tc), "demo", "scripts/x.py", `script "scripts/x.py" not found in skill "demo"`, "scripts/run.py")
+	first := r.ScriptMiss(r.ToolSession(tc), "demo", "scripts/x.py", `script "scripts/x.py" not found in skill "demo"`, "scripts/run.py")
 	assert.Equal(t, CodeScriptNotFound, first.ErrorCode)
 	assert.Equal(t, `script "scripts/x.py" not found in skill "demo"; runnable files: scripts/run.py`, first.Error)
 	other0, _ := adktest.ToolContext(t, nil, "inv-0")
-	assert.NotContains(t, r.scriptMiss(r.session(other0), "demo", "scripts/x.py", "not found", "").Error, "runnable files", "no empty list is offered")
-	second := r.scriptMiss(r.session(tc), "demo", "scripts/x.py", "not found", "")
+	assert.NotContains(t, r.ScriptMiss(r.ToolSession(other0), "demo", "scripts/x.py", "not found", "").Error, "runnable files", "no empty list is offered")
+	second := r.ScriptMiss(r.ToolSession(tc), "demo", "scripts/x.py", "not found", "")
 	assert.Equal(t, CodeScriptNotFoundFatal, second.ErrorCode)
 	assert.Contains(t, second.Error, "stop retrying")
 	other, _ := adktest.ToolContext(t, nil, "inv-b")
-	assert.Equal(t, CodeScriptNotFound, r.scriptMiss(r.session(other), "demo", "scripts/x.py", "not found", "").ErrorCode, "counts are per invocation")
+	assert.Equal(t, CodeScriptNotFound, r.ScriptMiss(r.ToolSession(other), "demo", "scripts/x.py", "not found", "").ErrorCode, "counts are per invocation")
 }
 
 // errExecutor fails every run with err.
@@ -215,15 +215,15 @@ func TestRunMapsExecutorErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		var logs strings.Builder
-		r := &runner{Config: Config{Executor: errExecutor{c.err}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
+		r := &Runner{Config: Config{Executor: errExecutor{c.err}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
 		tc, _ := adktest.ToolContext(t, nil, "inv")
-		resp := r.run(tc, r.session(tc), Call{Tool: "run_skill_script"}, &codeexec.Request{Script: "s.py"}, nil)
+		resp := r.Run(tc, r.ToolSession(tc), Call{Tool: "run_skill_script"}, &codeexec.Request{Script: "s.py"}, nil)
 		assert.Equal(t, c.code, resp.ErrorCode, c.err)
 		assert.Contains(t, resp.Error, c.contains)
 		assert.NotContains(t, resp.Error, "/", "no host detail reaches the model: %v", resp.Error)
 		assert.Contains(t, logs.String(), c.err.Error(), "the detail is logged")
 	}
-	resp := (&runner{}).run(context.Background(), nil, Call{Tool: "run_skill_script"}, &codeexec.Request{}, nil)
+	resp := (&Runner{}).Run(context.Background(), nil, Call{Tool: "run_skill_script"}, &codeexec.Request{}, nil)
 	assert.Equal(t, CodeNoCodeExecutor, resp.ErrorCode)
 }
 
@@ -238,9 +238,9 @@ func (c *capture) Execute(_ context.Context, req *codeexec.Request) (*codeexec.R
 func TestRunFillsLimits(t *testing.T) {
 	c := &capture{}
 	lim := codeexec.Limits{MaxOutputChars: 7, Timeout: 3, Output: codeexec.FileLimits{MaxFiles: 2}, MaxSkillBytes: 9}
-	r := &runner{Config: Config{Executor: c, Limits: lim}}
+	r := &Runner{Config: Config{Executor: c, Limits: lim}}
 	tc, _ := adktest.ToolContext(t, nil, "inv")
-	r.run(tc, r.session(tc), Call{Tool: "t"}, &codeexec.Request{Env: map[string]string{"B": "request"}, Limits: codeexec.Limits{Timeout: 99}}, nil)
+	r.Run(tc, r.ToolSession(tc), Call{Tool: "t"}, &codeexec.Request{Env: map[string]string{"B": "request"}, Limits: codeexec.Limits{Timeout: 99}}, nil)
 	assert.Equal(t, lim, c.req.Limits, "the operator's limits, whatever the request said")
 	assert.Equal(t, map[string]string{"B": "request"}, c.req.Env, "the request's variables pass through")
 }
@@ -256,20 +256,20 @@ func TestNewValidatesConfig(t *testing.T) {
 		"invalid executor":   {Executor: local.New(local.WithEnv(map[string]string{"A=B": "x"}))},
 	}
 	for name, cfg := range bad {
-		_, err := newRunner(cfg)
+		_, err := New(cfg)
 		assert.Error(t, err, name)
 		assert.Error(t, cfg.Validate(), name)
 	}
-	r, err := newRunner(Config{Limits: codeexec.Limits{MaxOutputChars: 1}})
+	r, err := New(Config{Limits: codeexec.Limits{MaxOutputChars: 1}})
 	require.NoError(t, err)
 	assert.Equal(t, 1, r.Limits.MaxOutputChars)
 }
 
 func TestTableIsTheExecutors(t *testing.T) {
 	perl := codeexec.Interpreters{{Language: "perl", Extensions: []string{".pl"}, Command: []string{"perl"}}}
-	assert.Equal(t, codeexec.DefaultInterpreters(), (&runner{}).table(), "no executor: the default table")
-	r := &runner{Config: Config{Executor: local.New(local.WithInterpreters(perl))}}
-	assert.Equal(t, perl, r.table())
+	assert.Equal(t, codeexec.DefaultInterpreters(), (&Runner{}).Table(), "no executor: the default table")
+	r := &Runner{Config: Config{Executor: local.New(local.WithInterpreters(perl))}}
+	assert.Equal(t, perl, r.Table())
 }
 
 func TestJSONTypeNames(t *testing.T) {
@@ -290,8 +290,8 @@ func TestSkillListIsBounded(t *testing.T) {
 		nm := fmt.Sprintf("%s%04d", name[:len(name)-4], i)
 		fsys[nm+"/SKILL.md"] = &fstest.MapFile{Data: []byte("---\nname: " + nm + "\ndescription: D.\n---\n")}
 	}
-	r := &runner{Config: Config{Source: skillfs.New(fsys, nil)}}
-	_, resp := r.loadSkill(context.Background(), "nope")
+	r := &Runner{Config: Config{Source: skillfs.New(fsys, nil)}}
+	_, resp := r.LoadSkill(context.Background(), "nope")
 	require.Equal(t, CodeSkillNotFound, resp.ErrorCode)
 	assert.LessOrEqual(t, len(resp.Error), maxListedSkillsChars+100, resp.Error)
 	listed := strings.Count(resp.Error, name[:len(name)-4])
@@ -322,26 +322,11 @@ func (s integritySource) LoadFrontmatter(ctx context.Context, name string) (*ski
 func TestLoadSkillRefusesWhatFailsItsIntegrityCheck(t *testing.T) {
 	for _, src := range []integritySource{{Source: testSource(), onList: true}, {Source: testSource(), onFrontmatter: true}} {
 		var logs strings.Builder
-		r := &runner{Config: Config{Source: src, Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
-		_, resp := r.loadSkill(context.Background(), "demo")
+		r := &Runner{Config: Config{Source: src, Logger: slog.New(slog.NewTextHandler(&logs, nil))}}
+		_, resp := r.LoadSkill(context.Background(), "demo")
 		require.NotNil(t, resp)
 		assert.Equal(t, CodeExecutionError, resp.ErrorCode)
 		assert.Contains(t, resp.Error, `skill "demo" was refused, and nothing ran`)
 		assert.Contains(t, logs.String(), "integrity")
 	}
-}
-
-func TestRunnerWithoutSkills(t *testing.T) {
-	r, err := NewRunner(Config{Executor: local.New()})
-	require.NoError(t, err)
-	resp := r.RunScript(context.Background(), nil, map[string]any{"skill_name": "x", "script_path": "a.py"})
-	assert.Equal(t, CodeSkillNotFound, resp.ErrorCode)
-	_, resp = r.PrepareInline(map[string]any{"language": "bash", "script": "true", "skill_name": "x"})
-	assert.Equal(t, CodeSkillNotFound, resp.ErrorCode)
-	_, err = NewRunner(Config{Limits: codeexec.Limits{Timeout: -1}})
-	assert.Error(t, err)
-	assert.Equal(t, CodeConfirmationRejected, Rejected().ErrorCode)
-	assert.Equal(t, InlineName, r.InlineDeclaration().Name)
-	assert.Equal(t, Name, r.ScriptDeclaration().Name)
-	assert.Equal(t, codeexec.DefaultInterpreters(), r.Interpreters())
 }

@@ -1,4 +1,4 @@
-package runscript
+package scriptrun
 
 import (
 	"path"
@@ -211,7 +211,7 @@ func TestCheckCollisions(t *testing.T) {
 		{path: "data/out.csv"},
 	}
 	for _, c := range cases {
-		err := checkCollisions([]inputFile{{index: 3, entry: "e", path: c.path}}, skill)
+		err := checkCollisions([]InputFile{{index: 3, entry: "e", path: c.path}}, skill)
 		if c.err == "" {
 			assert.NoError(t, err, c.path)
 			continue

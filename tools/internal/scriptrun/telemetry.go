@@ -1,4 +1,4 @@
-package runscript
+package scriptrun
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package runscript
+package scriptrun
 
 import (
 	"context"
@@ -156,8 +156,8 @@ func newCatalogue(names []string, deleted map[string]bool) *catalogue {
 	return c
 }
 
-// inputFile is one file input_files passes in.
-type inputFile struct {
+// InputFile is one file input_files passes in.
+type InputFile struct {
 	index    int    // the index of the input_files entry that selected it first
 	entry    string // that entry
 	artifact string // the artifact it is loaded from
@@ -262,8 +262,8 @@ func elementMatch(pattern, elem string) bool {
 // artifact whose path matches, at least one). Several entries may select
 // one file; two artifacts for one path, or a file that is also another's
 // folder, are refused.
-func selectInputs(entries []string, cat *catalogue, maxFiles int) ([]inputFile, error) {
-	var out []inputFile
+func selectInputs(entries []string, cat *catalogue, maxFiles int) ([]InputFile, error) {
+	var out []InputFile
 	byPath := map[string]int{} // path -> index in out
 	add := func(i int, e, name, p string) error {
 		_, deleted := cat.deleted[p]
@@ -278,7 +278,7 @@ func selectInputs(entries []string, cat *catalogue, maxFiles int) ([]inputFile, 
 			return entryError(i, e, "selects more than %d files; at most %d can be passed in one run", maxFiles, maxFiles)
 		}
 		byPath[p] = len(out)
-		out = append(out, inputFile{index: i, entry: e, artifact: name, path: p, deleted: deleted})
+		out = append(out, InputFile{index: i, entry: e, artifact: name, path: p, deleted: deleted})
 		return nil
 	}
 	for i, e := range entries {
@@ -349,7 +349,7 @@ func selectInputs(entries []string, cat *catalogue, maxFiles int) ([]inputFile, 
 // checkCollisions refuses an input that would replace a file the run
 // already has (a skill's own file, the inline script), take the place of
 // one of its folders, or need one of its files as a folder.
-func checkCollisions(ins []inputFile, files []string) error {
+func checkCollisions(ins []InputFile, files []string) error {
 	have := make(map[string]bool, len(files))
 	dirs := map[string]bool{}
 	for _, f := range files {
@@ -376,41 +376,41 @@ func checkCollisions(ins []inputFile, files []string) error {
 
 // inputLimits are the configured input limits with their defaults: the
 // output files' (codeexec.Limits.WithDefaults).
-func (r *runner) inputLimits() codeexec.FileLimits {
+func (r *Runner) inputLimits() codeexec.FileLimits {
 	return r.InputLimits.WithDefaults(codeexec.Limits{}.WithDefaults().Output)
 }
 
-// resolveInputs checks input_files against the session and the files the
+// ResolveInputs checks input_files against the session and the files the
 // run already has (the skill's, the inline script), loading nothing. The
 // response is the refusal, when there is one.
-func (r *runner) resolveInputs(ctx context.Context, s Session, entries []string, have []string) ([]inputFile, *Response) {
+func (r *Runner) ResolveInputs(ctx context.Context, s Session, entries []string, have []string) ([]InputFile, *Response) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
 	arts := s.ArtifactStore()
 	if arts == nil {
-		return nil, errorResponse(CodeInvalidArguments, "input_files cannot be used: this agent has no artifact service, so the session has no files")
+		return nil, ErrorResponse(CodeInvalidArguments, "input_files cannot be used: this agent has no artifact service, so the session has no files")
 	}
 	cat, err := sessionCatalogue(ctx, arts)
 	if err != nil {
 		r.logger().Error("adkskills: listing the session's artifacts for input_files", "error", err)
-		return nil, errorResponse(CodeExecutionError, "the session's files could not be listed (details in the agent's log)")
+		return nil, ErrorResponse(CodeExecutionError, "the session's files could not be listed (details in the agent's log)")
 	}
 	ins, err := selectInputs(entries, cat, r.inputLimits().MaxFiles)
 	if err == nil {
 		err = checkCollisions(ins, have)
 	}
 	if err != nil {
-		return nil, errorResponse(CodeInvalidArguments, err.Error())
+		return nil, ErrorResponse(CodeInvalidArguments, err.Error())
 	}
 	return ins, nil
 }
 
-// loadInputs loads the latest version of each input, one at a time, within
+// LoadInputs loads the latest version of each input, one at a time, within
 // the input limits: bytes as stored (InlineData's, or a Text part's text).
 // It stops at the first file over a limit, so at most one file beyond the
 // limits is ever held.
-func (r *runner) loadInputs(ctx context.Context, s Session, ins []inputFile) ([]codeexec.File, *Response) {
+func (r *Runner) LoadInputs(ctx context.Context, s Session, ins []InputFile) ([]codeexec.File, *Response) {
 	if len(ins) == 0 {
 		return nil, nil
 	}
@@ -421,11 +421,11 @@ func (r *runner) loadInputs(ctx context.Context, s Session, ins []inputFile) ([]
 	for _, in := range ins {
 		resp, err := arts.Load(ctx, in.artifact)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errorResponse(CodeInvalidArguments, entryError(in.index, in.entry, "artifact %q was removed before it could be loaded", in.artifact).Error())
+			return nil, ErrorResponse(CodeInvalidArguments, entryError(in.index, in.entry, "artifact %q was removed before it could be loaded", in.artifact).Error())
 		}
 		if err != nil {
 			r.logger().Error("adkskills: loading an input file", "artifact", in.artifact, "error", err)
-			return nil, errorResponse(CodeExecutionError, fmt.Sprintf("artifact %q could not be loaded (details in the agent's log)", in.artifact))
+			return nil, ErrorResponse(CodeExecutionError, fmt.Sprintf("artifact %q could not be loaded (details in the agent's log)", in.artifact))
 		}
 		var data []byte
 		switch p := resp.Part; {
@@ -433,29 +433,29 @@ func (r *runner) loadInputs(ctx context.Context, s Session, ins []inputFile) ([]
 		case p.InlineData != nil:
 			data = p.InlineData.Data
 		case p.FileData != nil:
-			return nil, errorResponse(CodeInvalidArguments, entryError(in.index, in.entry, "artifact %q refers to a file by URI; only artifacts holding their bytes can be passed in", in.artifact).Error())
+			return nil, ErrorResponse(CodeInvalidArguments, entryError(in.index, in.entry, "artifact %q refers to a file by URI; only artifacts holding their bytes can be passed in", in.artifact).Error())
 		default:
 			data = []byte(p.Text)
 		}
 		size := int64(len(data))
 		if size > lim.MaxFileBytes {
-			return nil, errorResponse(CodeInvalidArguments, entryError(in.index, in.entry, "artifact %q is %d bytes; an input file may have at most %d", in.artifact, size, lim.MaxFileBytes).Error())
+			return nil, ErrorResponse(CodeInvalidArguments, entryError(in.index, in.entry, "artifact %q is %d bytes; an input file may have at most %d", in.artifact, size, lim.MaxFileBytes).Error())
 		}
 		if total += size; total > lim.MaxTotalBytes {
-			return nil, errorResponse(CodeInvalidArguments, entryError(in.index, in.entry, "with artifact %q the input files are over %d bytes in all, the limit", in.artifact, lim.MaxTotalBytes).Error())
+			return nil, ErrorResponse(CodeInvalidArguments, entryError(in.index, in.entry, "with artifact %q the input files are over %d bytes in all, the limit", in.artifact, lim.MaxTotalBytes).Error())
 		}
 		files = append(files, codeexec.File{Path: in.path, Data: data})
 	}
 	return files, nil
 }
 
-// inputFilesSchema declares input_files.
-func inputFilesSchema() *genai.Schema {
+// InputFilesSchema declares input_files.
+func InputFilesSchema() *genai.Schema {
 	return &genai.Schema{Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: inputFilesHelp}
 }
 
-// inputEntries reads input_files and checks each entry's form.
-func (r *runner) inputEntries(a *argReader) ([]string, error) {
+// InputEntries reads input_files and checks each entry's form.
+func (r *Runner) InputEntries(a *Args) ([]string, error) {
 	entries, err := a.Strings("input_files")
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package runscript
+package scriptrun
 
 import (
 	"fmt"
@@ -24,15 +24,15 @@ const (
 	MaxScriptBytes = 1 << 20
 )
 
-// argReader reads a tool call's arguments, answering INVALID_ARGUMENTS with
+// Args reads a tool call's arguments, answering INVALID_ARGUMENTS with
 // the argument's name for anything of the wrong shape.
-type argReader struct {
+type Args struct {
 	m map[string]any
 }
 
-// parseArgs accepts the args value ADK hands a tool and rejects keys not in
+// ParseArgs accepts the args value ADK hands a tool and rejects keys not in
 // known, so a misspelt parameter is reported instead of silently ignored.
-func parseArgs(v any, known ...string) (*argReader, error) {
+func ParseArgs(v any, known ...string) (*Args, error) {
 	m, ok := v.(map[string]any)
 	if !ok && v != nil {
 		return nil, fmt.Errorf("arguments must be a JSON object, got %T", v)
@@ -46,12 +46,12 @@ func parseArgs(v any, known ...string) (*argReader, error) {
 			return nil, fmt.Errorf("unknown argument %q (accepted: %s)", k, strings.Join(known, ", "))
 		}
 	}
-	return &argReader{m: m}, nil
+	return &Args{m: m}, nil
 }
 
 // String returns a string argument; required ones must be non-empty. Every
 // string must be valid UTF-8 without NUL bytes, and at most maxBytes long.
-func (a *argReader) String(name string, required bool, maxBytes int) (string, error) {
+func (a *Args) String(name string, required bool, maxBytes int) (string, error) {
 	v, ok := a.m[name]
 	if !ok || v == nil {
 		if required {
@@ -74,7 +74,7 @@ func (a *argReader) String(name string, required bool, maxBytes int) (string, er
 
 // Strings returns an array-of-strings argument (nil when absent), within
 // MaxArgs entries and MaxArgBytes bytes in all.
-func (a *argReader) Strings(name string) ([]string, error) {
+func (a *Args) Strings(name string) ([]string, error) {
 	v, ok := a.m[name]
 	if !ok || v == nil {
 		return nil, nil
@@ -138,10 +138,10 @@ func jsonType(v any) string {
 	}
 }
 
-// cleanPath checks a model-supplied path to a file inside a skill with
+// CleanPath checks a model-supplied path to a file inside a skill with
 // valid.Path and returns its clean form; the error names the argument.
 // Symlinks are not followed anywhere: staging stages regular files only.
-func cleanPath(name, p string) (string, error) {
+func CleanPath(name, p string) (string, error) {
 	if p == "" {
 		return "", fmt.Errorf("argument %q must not be empty", name)
 	}

@@ -1,4 +1,4 @@
-package runscript_test
+package scriptrun_test
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/adktest"
 	"github.com/adkskills/adkskills/skilltoolset"
+	"github.com/adkskills/adkskills/tools/runinline"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
@@ -86,7 +87,7 @@ func newTreeFixture(t testing.TB, store artifact.Service, exec codeexec.Executor
 	tl, err := runscript.New(cfg)
 	require.NoError(t, err)
 	f.tool = tl.(runner)
-	il, err := runscript.NewInline(cfg)
+	il, err := runinline.New(cfg)
 	require.NoError(t, err)
 	f.inline = il.(runner)
 	return f
@@ -264,7 +265,7 @@ func TestHostileDeletions(t *testing.T) {
 		assert.Equal(t, []string{"other.txt"}, f.tree())
 	})
 	t.Run("ExecutorReportsOtherPaths", func(t *testing.T) {
-		lie := liar{Executor: local.New(), deleted: []string{"SKILL.md", "scripts/change.py", "../escape", "other.txt", "in/a.txt", "in/a.txt", runscript.InlineDir + "/script.py"}}
+		lie := liar{Executor: local.New(), deleted: []string{"SKILL.md", "scripts/change.py", "../escape", "other.txt", "in/a.txt", "in/a.txt", runinline.InlineDir + "/script.py"}}
 		f := newTreeFixture(t, artifact.InMemoryService(), lie, codeexec.FileLimits{})
 		f.save("in/a.txt", "a")
 		f.save("other.txt", "not passed in")

@@ -1,4 +1,4 @@
-package runscript
+package scriptrun
 
 import (
 	"context"
@@ -129,7 +129,7 @@ func TestVisible(t *testing.T) {
 		{"✓ 你好", "✓ 你好"},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, Visible(c.in), "%q", c.in)
+		assert.Equal(t, c.want, EscapeHidden(c.in), "%q", c.in)
 	}
 }
 

@@ -1,4 +1,4 @@
-package runscript
+package scriptrun
 
 import (
 	"context"
@@ -160,7 +160,7 @@ func DeletedFiles(ctx context.Context, arts agent.Artifacts) ([]SessionFile, err
 // paths of saved (the files saved) and of deleted artifacts named in
 // input_files that the run left in place. A record that cannot be saved is
 // the warning; the files are still listed.
-func (r *runner) recordDeletions(ctx context.Context, s Session, res *codeexec.Result, saved []OutputFile, ins []inputFile) ([]DeletedFile, string) {
+func (r *Runner) recordDeletions(ctx context.Context, s Session, res *codeexec.Result, saved []OutputFile, ins []InputFile) ([]DeletedFile, string) {
 	arts := s.ArtifactStore()
 	if arts == nil {
 		return nil, ""
@@ -173,7 +173,7 @@ func (r *runner) recordDeletions(ctx context.Context, s Session, res *codeexec.R
 			remove = append(remove, p)
 		}
 	}
-	staged := make(map[string]inputFile, len(ins))
+	staged := make(map[string]InputFile, len(ins))
 	for _, in := range ins {
 		staged[in.path] = in
 	}
