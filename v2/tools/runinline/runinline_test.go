@@ -196,3 +196,14 @@ func TestInlineWithoutSkill(t *testing.T) {
 		assert.Empty(t, resp["output_files"], "the staged script is not an output")
 	}
 }
+
+func TestRunnerWithoutSkills(t *testing.T) {
+	r, err := runinline.NewRunner(runscript.Config{Executor: local.New()})
+	require.NoError(t, err)
+	_, resp := r.Prepare(map[string]any{"language": "bash", "script": "true", "skill_name": "x"})
+	assert.Equal(t, runscript.CodeSkillNotFound, resp.ErrorCode)
+	_, err = runinline.NewRunner(runscript.Config{Limits: codeexec.Limits{Timeout: -1}})
+	assert.Error(t, err)
+	assert.Equal(t, runscript.CodeConfirmationRejected, runinline.Rejected().ErrorCode)
+	assert.Equal(t, runinline.Name, r.Declaration().Name)
+}
