@@ -71,7 +71,8 @@ const (
 	MaxScriptBytes   = scriptrun.MaxScriptBytes   // an inline script: 1 MiB
 )
 
-// TracerName is the instrumentation scope of the script-run spans.
+// TracerName ("github.com/adkskills/adkskills") is the instrumentation
+// scope of the script-run spans.
 const TracerName = scriptrun.TracerName
 
 // Attribute keys of a script-run span ("adkskills.tool", "adkskills.status",
