@@ -60,6 +60,7 @@ func TestFirstCallAsksForConfirmation(t *testing.T) {
 	assert.Contains(t, req.Hint, script)
 	assert.Contains(t, req.Hint, `args: ["argv1"]`)
 	assert.Contains(t, req.Hint, `python script in skill "report-writer"`)
+	assert.NotContains(t, req.Hint, "input files", "a call without input files has no such line")
 	payload := req.Payload.(map[string]any)
 	assert.Equal(t, script, payload["script"])
 	assert.Equal(t, []string{"argv1"}, payload["args"])
