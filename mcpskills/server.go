@@ -36,6 +36,7 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/skillfs"
+	"github.com/adkskills/adkskills/tools/runinline"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
@@ -177,6 +178,7 @@ type Server struct {
 	srv       *mcp.Server
 	cat       *catalog
 	runner    *runscript.Runner
+	inliner   *runinline.Runner
 	arts      artifact.Service
 	scope     func(*mcp.ServerSession) Scope
 	pageSize  int
@@ -213,9 +215,13 @@ func New(src skill.Source, exec codeexec.Executor, arts artifact.Service, opts .
 	if err != nil {
 		return nil, fmt.Errorf("mcpskills: %w", err)
 	}
+	inliner, err := runinline.NewRunner(cfg.tool)
+	if err != nil {
+		return nil, fmt.Errorf("mcpskills: %w", err)
+	}
 	s := &Server{
 		cat:    &catalog{src: src, logger: logger},
-		runner: runner, arts: arts, scope: cfg.scope, pageSize: cfg.pageSize,
+		runner: runner, inliner: inliner, arts: arts, scope: cfg.scope, pageSize: cfg.pageSize,
 		inline: cfg.inline && exec != nil, logger: logger,
 		misses: newMissCounter(), approvals: newApprovals(),
 	}

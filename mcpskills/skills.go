@@ -11,7 +11,7 @@ import (
 	"google.golang.org/adk/tool/skilltoolset/skill"
 
 	"github.com/adkskills/adkskills/internal/encoding"
-	"github.com/adkskills/adkskills/tools/runscript"
+	"github.com/adkskills/adkskills/tools/runinline"
 )
 
 // list answers skills/list: a page of the catalogue, each entry with its
@@ -164,7 +164,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && !canElicit(req) {
-				lr.Tools = slices.DeleteFunc(lr.Tools, func(t *mcp.Tool) bool { return t.Name == runscript.InlineName })
+				lr.Tools = slices.DeleteFunc(lr.Tools, func(t *mcp.Tool) bool { return t.Name == runinline.Name })
 			}
 			return res, err
 		}

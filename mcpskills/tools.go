@@ -18,11 +18,12 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/internal/adkglue"
+	"github.com/adkskills/adkskills/tools/runinline"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
 // addTools declares run_skill_script and, with inline scripts on,
-// run_skill_inline_script, with runscript's own descriptions and schemas.
+// run_skill_inline_script, with the tools' own descriptions and schemas.
 func (s *Server) addTools() {
 	decl := s.runner.ScriptDeclaration()
 	if p := decl.Parameters.Properties["skill_name"]; p != nil {
@@ -36,7 +37,7 @@ func (s *Server) addTools() {
 	if !s.inline {
 		return
 	}
-	decl = s.runner.InlineDeclaration()
+	decl = s.inliner.Declaration()
 	s.srv.AddTool(&mcp.Tool{
 		Name: decl.Name, Title: "Run a script you write (the user approves it first)",
 		Description: decl.Description + " The user is shown the whole script and asked to approve it (MCP elicitation).",
@@ -194,14 +195,14 @@ var approvalSchema = &jsonschema.Schema{
 // and the user ticked the box. A client that cannot elicit runs nothing.
 func (s *Server) runInline(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if !canElicit(req) {
-		return result(&runscript.Response{ErrorCode: runscript.CodeConfirmationRejected, Error: runscript.InlineName +
+		return result(&runscript.Response{ErrorCode: runscript.CodeConfirmationRejected, Error: runinline.Name +
 			" runs a script only once this client's user approves it, and this client cannot ask (it declared no form elicitation): nothing ran"}), nil
 	}
 	sess, args, resp := s.prepare(req)
 	if resp != nil {
 		return result(resp), nil
 	}
-	ic, resp := s.runner.PrepareInline(args)
+	ic, resp := s.inliner.Prepare(args)
 	if resp != nil {
 		return result(resp), nil
 	}
@@ -212,11 +213,11 @@ func (s *Server) runInline(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		}
 		answer, _ := req.Params.InputResponses[approvalID].(*mcp.ElicitResult)
 		if answer == nil || answer.Action != "accept" || answer.Content["approve"] != true {
-			return result(runscript.Rejected()), nil
+			return result(runinline.Rejected()), nil
 		}
-		return result(s.runner.RunInline(ctx, sess, ic)), nil
+		return result(s.inliner.Run(ctx, sess, ic)), nil
 	}
-	if resp := s.runner.CheckInline(ctx, sess, ic); resp != nil {
+	if resp := s.inliner.Check(ctx, sess, ic); resp != nil {
 		return result(resp), nil
 	}
 	return &mcp.CallToolResult{

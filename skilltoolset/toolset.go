@@ -37,6 +37,7 @@ import (
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/adkglue"
 	"github.com/adkskills/adkskills/internal/skillfs"
+	"github.com/adkskills/adkskills/tools/runinline"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
@@ -179,7 +180,7 @@ func New(ctx context.Context, source skill.Source, opts ...Option) (*SkillToolse
 		}
 	}
 	if ts.inline {
-		ri, err := runscript.NewInline(cfg.tool)
+		ri, err := runinline.New(cfg.tool)
 		if err != nil {
 			return nil, fmt.Errorf("skilltoolset: %w", err)
 		}

@@ -140,7 +140,7 @@ func (c *cli) artifactsLs(ctx context.Context, store *fileartifact.Service, dir 
 		if p, ok := runscript.ArtifactPath(name); ok {
 			file = runscript.DisplayPath(p)
 		}
-		shown := runscript.Visible(name)
+		shown := runscript.EscapeHidden(name)
 		vs, err := store.Versions(ctx, &artifact.VersionsRequest{AppName: app, UserID: userID, SessionID: sessionID, FileName: name})
 		if err != nil || len(vs.Versions) == 0 {
 			fmt.Fprintf(tw, "%s\t%s\t?\t?\t?\t%v\n", file, shown, err)

@@ -288,7 +288,7 @@ func (c *cli) userID() string {
 // themselves escaped. It previews; it does not elide output (tool output
 // reaching the model is capped by internal/truncate alone).
 func oneLine(s string, max int) string {
-	s = runscript.Visible(strings.TrimSpace(s))
+	s = runscript.EscapeHidden(strings.TrimSpace(s))
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i] + " …"
 	}

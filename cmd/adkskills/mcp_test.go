@@ -24,6 +24,7 @@ import (
 	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/fileartifact"
 	"github.com/adkskills/adkskills/mcpskills"
+	"github.com/adkskills/adkskills/tools/runinline"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
@@ -163,7 +164,7 @@ func TestMCPHTTP(t *testing.T) {
 		}}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	require.NoError(t, err)
 	defer cs.Close()
-	out, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: runscript.InlineName, Arguments: map[string]any{"language": "python", "script": "print(6*7)"}})
+	out, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: runinline.Name, Arguments: map[string]any{"language": "python", "script": "print(6*7)"}})
 	require.NoError(t, err)
 	assert.Contains(t, out.Content[0].(*mcp.TextContent).Text, `"stdout":"42\n"`)
 	src, err := mcpskills.NewSource(cs)
@@ -270,7 +271,7 @@ func TestInspector(t *testing.T) {
 	assert.Contains(t, inspect(0, "--method", "skills/get", "--uri", "skill://yaml-edge/SKILL.md", "--verify"), "Verified 1 skill")
 	tools := inspect(0, "--method", "tools/list")
 	assert.Contains(t, tools, `"name": "run_skill_script"`)
-	assert.NotContains(t, tools, runscript.InlineName)
+	assert.NotContains(t, tools, runinline.Name)
 
 	called := inspect(0, "--method", "tools/call", "--tool-name", runscript.Name,
 		"--tool-arg", "skill_name=report-writer", "script_path=scripts/report.py", `args=["Ada"]`)

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/internal/truncate"
+	"github.com/adkskills/adkskills/tools/runinline"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
@@ -138,8 +139,8 @@ func (d *Demo) help(req *model.LLMRequest, problem string) string {
 		if _, ok := req.Tools[runscript.Name]; ok {
 			offered = append(offered, fmt.Sprintf("- `%s SKILL SCRIPT [ARGS...]` runs a skill's script (%s); lines after it are its standard input.", RunCommand, runscript.Name))
 		}
-		if _, ok := req.Tools[runscript.InlineName]; ok {
-			offered = append(offered, fmt.Sprintf("- `%s LANGUAGE [ARGS...]`, then the code in a ``` block on the next lines, runs code you write (%s) once you approve it.", InlineCommand, runscript.InlineName))
+		if _, ok := req.Tools[runinline.Name]; ok {
+			offered = append(offered, fmt.Sprintf("- `%s LANGUAGE [ARGS...]`, then the code in a ``` block on the next lines, runs code you write (%s) once you approve it.", InlineCommand, runinline.Name))
 		}
 	}
 	if len(offered) == 0 {
@@ -272,7 +273,7 @@ func describeCall(fc *genai.FunctionCall) string {
 	switch {
 	case fc.Name == runscript.Name && str("skill_name") != "":
 		return fmt.Sprintf("`%s` of `%s`", str("script_path"), str("skill_name"))
-	case fc.Name == runscript.InlineName && str("language") != "":
+	case fc.Name == runinline.Name && str("language") != "":
 		return fmt.Sprintf("Your %s script", str("language"))
 	}
 	return "`" + fc.Name + "`"

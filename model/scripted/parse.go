@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/adkskills/adkskills/tools/runinline"
 	"github.com/adkskills/adkskills/tools/runscript"
 )
 
@@ -100,7 +101,7 @@ func inlineCall(words []string, b block) (*genai.FunctionCall, error) {
 	if strings.TrimSpace(b.text) == "" {
 		return nil, fmt.Errorf("%s needs the code on the lines after %s %s, in a ``` block", InlineCommand, InlineCommand, lang)
 	}
-	return &genai.FunctionCall{Name: runscript.InlineName, Args: map[string]any{"language": lang, "script": b.text, "args": anys(words)}}, nil
+	return &genai.FunctionCall{Name: runinline.Name, Args: map[string]any{"language": lang, "script": b.text, "args": anys(words)}}, nil
 }
 
 // anys converts words to the []any a model's JSON arguments decode to.

@@ -37,17 +37,6 @@ func ExampleNew() {
 	// Output: run_skill_script
 }
 
-// Run_skill_inline_script: every call waits for a human's approval through
-// ADK's tool confirmation before it runs.
-func ExampleNewInline() {
-	inline, err := runscript.NewInline(runscript.Config{Executor: sandbox.New()})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(inline.Name())
-	// Output: run_skill_inline_script
-}
-
 // A function response read back into the typed Response, as a test or a
 // callback would.
 func ExampleParseResponse() {
@@ -62,7 +51,7 @@ func ExampleParseResponse() {
 	// Output: error 3 dist/report.md 2
 }
 
-// A Runner runs the script tools' calls for a host of its own: here, one
+// A Runner runs run_skill_script's calls for a host of its own: here, one
 // session of an artifact store.
 func ExampleNewRunner() {
 	r, err := runscript.NewRunner(runscript.Config{

@@ -1,11 +1,11 @@
-// Package runscript provides the two script tools: run_skill_script
-// ([New]), which runs a script shipped in an Agent Skill's folder, and
-// run_skill_inline_script ([NewInline]), which runs code the model wrote
-// after a human approves it. Both run through a codeexec.Executor and
-// answer with one [Response]: the exit code, the capped output, and the
-// files the run wrote, saved as session artifacts and listed by name.
+// Package runscript provides run_skill_script ([New]), which runs a script
+// shipped in an Agent Skill's folder, and the contract it shares with
+// run_skill_inline_script (package runinline): the [Config], the
+// [Response] both answer with (the exit code, the capped output, and the
+// files the run wrote, saved as session artifacts and listed by name), the
+// error codes, the session's files and their artifact names.
 //
-// Most agents get both from skilltoolset.New, which also declares ADK's
+// Most agents get both tools from skilltoolset.New, which also declares ADK's
 // list_skills, load_skill and load_skill_resource and tells the model how to
 // use them; use this package directly to compose your own toolset.
 package runscript
@@ -13,83 +13,38 @@ package runscript
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"google.golang.org/adk/model"
 	"google.golang.org/adk/tool"
-	"google.golang.org/adk/tool/skilltoolset/skill"
 	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/adkglue"
+	"github.com/adkskills/adkskills/tools/internal/scriptrun"
 )
 
 // Name is the tool's name as the model sees it.
 const Name = "run_skill_script"
-
-// Config configures a script tool; run_skill_script and
-// run_skill_inline_script share it.
-type Config struct {
-	// Source finds skills and their files. Required for run_skill_script;
-	// optional for run_skill_inline_script (without it, skill_name is
-	// refused).
-	Source skill.Source
-	// Executor runs the scripts and owns the interpreter table
-	// (codeexec.InterpretersOf): it decides which scripts run and which inline
-	// languages exist. Nil: every call answers NO_CODE_EXECUTOR. An
-	// executor with a configuration error (codeexec.ConfigError) is
-	// refused by New.
-	Executor codeexec.Executor
-	// Limits bound every run: the time limit, the cap on stdout and stderr,
-	// the output files returned, the bytes staged. Zero fields mean the
-	// codeexec defaults. The model cannot change them.
-	Limits codeexec.Limits
-	// InputLimits bound the files input_files passes into one run: how
-	// many, how large each, how large in all. Zero fields mean the output
-	// files' defaults (codeexec.DefaultMaxOutputFiles,
-	// codeexec.DefaultMaxOutputFileBytes, codeexec.DefaultMaxOutputTotalBytes:
-	// 100 files, 32 MiB each, 128 MiB in all); negative is invalid. A call
-	// over a limit answers INVALID_ARGUMENTS and runs nothing. The inputs
-	// also count against Limits.MaxSkillBytes, with the skill folder.
-	InputLimits codeexec.FileLimits
-	// Logger receives what the model must not see (host paths, executor
-	// failures, save errors). Nil: slog.Default().
-	Logger *slog.Logger
-}
-
-// Validate reports the first invalid value: a negative limit, or an
-// executor with a configuration error. New and NewInline call it.
-func (c *Config) Validate() error {
-	if err := c.Limits.Validate(); err != nil {
-		return fmt.Errorf("limits: %w", err)
-	}
-	if err := c.InputLimits.Validate(); err != nil {
-		return fmt.Errorf("input limits: %w", err)
-	}
-	if c.Executor != nil {
-		if err := codeexec.ConfigError(c.Executor); err != nil {
-			return fmt.Errorf("the executor: %w", err)
-		}
-	}
-	return nil
-}
 
 // New returns the run_skill_script tool.
 func New(cfg Config) (tool.Tool, error) {
 	if cfg.Source == nil {
 		return nil, fmt.Errorf("runscript: a skill source is required")
 	}
-	r, err := newRunner(cfg)
+	r, err := scriptrun.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("runscript: %w", err)
 	}
-	return &runScript{r: r}, nil
+	return &runScript{r: runner{r}}, nil
 }
 
 type runScript struct {
-	r *runner
+	r runner
 }
+
+// runner is the kit's runner with run_skill_script's calls.
+type runner struct{ *scriptrun.Runner }
 
 func (t *runScript) Name() string { return Name }
 
@@ -105,7 +60,7 @@ func (t *runScript) IsLongRunning() bool { return false }
 func (t *runScript) Declaration() *genai.FunctionDeclaration { return t.r.scriptDeclaration() }
 
 // scriptDeclaration declares run_skill_script, whatever its host.
-func (r *runner) scriptDeclaration() *genai.FunctionDeclaration {
+func (r runner) scriptDeclaration() *genai.FunctionDeclaration {
 	return &genai.FunctionDeclaration{
 		Name:        Name,
 		Description: scriptDescription,
@@ -114,10 +69,10 @@ func (r *runner) scriptDeclaration() *genai.FunctionDeclaration {
 			Properties: map[string]*genai.Schema{
 				"skill_name": {Type: genai.TypeString, Description: "The name of the skill, as listed in <available_skills>."},
 				"script_path": {Type: genai.TypeString, Description: "The script's path relative to the skill's root folder, " +
-					"e.g. \"scripts/report.py\". " + capitalized(r.table().Supported()) + "."},
+					"e.g. \"scripts/report.py\". " + capitalized(r.Table().Supported()) + "."},
 				"args":        {Type: genai.TypeArray, Items: &genai.Schema{Type: genai.TypeString}, Description: "Command-line arguments, passed to the script as argv (no shell)."},
 				"stdin":       {Type: genai.TypeString, Description: "Optional text for the script's standard input."},
-				"input_files": inputFilesSchema(),
+				"input_files": scriptrun.InputFilesSchema(),
 			},
 			Required: []string{"skill_name", "script_path"},
 		},
@@ -135,71 +90,71 @@ func (t *runScript) Run(tc adkglue.ToolContext, args any) (map[string]any, error
 
 // call is Run with the typed response.
 func (t *runScript) call(tc adkglue.ToolContext, args any) *Response {
-	return t.r.runScript(tc, t.r.session(tc), args)
+	return t.r.runScript(tc, t.r.ToolSession(tc), args)
 }
 
 // runScript is one call of run_skill_script, whatever its host: it validates
 // the arguments, finds the skill and the script, stages the inputs and runs
 // it.
-func (r *runner) runScript(ctx context.Context, s Session, args any) *Response {
-	a, err := parseArgs(args, "skill_name", "script_path", "args", "stdin", "input_files")
+func (r runner) runScript(ctx context.Context, s Session, args any) *Response {
+	a, err := scriptrun.ParseArgs(args, "skill_name", "script_path", "args", "stdin", "input_files")
 	if err != nil {
-		return errorResponse(CodeInvalidArguments, err.Error())
+		return scriptrun.ErrorResponse(CodeInvalidArguments, err.Error())
 	}
 	name, err := a.String("skill_name", true, 1024)
 	if err != nil {
-		return errorResponse(CodeInvalidArguments, err.Error())
+		return scriptrun.ErrorResponse(CodeInvalidArguments, err.Error())
 	}
 	raw, err := a.String("script_path", true, 4096)
 	if err != nil {
-		return errorResponse(CodeInvalidArguments, err.Error())
+		return scriptrun.ErrorResponse(CodeInvalidArguments, err.Error())
 	}
-	script, err := cleanPath("script_path", raw)
+	script, err := scriptrun.CleanPath("script_path", raw)
 	if err != nil {
-		return errorResponse(CodeInvalidArguments, err.Error())
+		return scriptrun.ErrorResponse(CodeInvalidArguments, err.Error())
 	}
 	argv, err := a.Strings("args")
 	if err != nil {
-		return errorResponse(CodeInvalidArguments, err.Error())
+		return scriptrun.ErrorResponse(CodeInvalidArguments, err.Error())
 	}
 	stdin, err := a.String("stdin", false, MaxStdinBytes)
 	if err != nil {
-		return errorResponse(CodeInvalidArguments, err.Error())
+		return scriptrun.ErrorResponse(CodeInvalidArguments, err.Error())
 	}
-	inputs, err := r.inputEntries(a)
+	inputs, err := r.InputEntries(a)
 	if err != nil {
-		return errorResponse(CodeInvalidArguments, err.Error())
+		return scriptrun.ErrorResponse(CodeInvalidArguments, err.Error())
 	}
 	if r.Executor == nil {
-		return noExecutor()
+		return scriptrun.NoExecutor()
 	}
 	if r.Source == nil {
-		return errorResponse(CodeSkillNotFound, fmt.Sprintf("skill %q not found: no skills are configured", name))
+		return scriptrun.ErrorResponse(CodeSkillNotFound, fmt.Sprintf("skill %q not found: no skills are configured", name))
 	}
-	sk, resp := r.loadSkill(ctx, name)
+	sk, resp := r.LoadSkill(ctx, name)
 	if resp != nil {
 		return resp
 	}
-	if !sk.has(script) {
+	if !sk.Has(script) {
 		return r.miss(ctx, s, sk, script, raw)
 	}
-	in, resp := interpreter(ctx, r.Source, r.table(), name, script, raw)
+	in, resp := interpreter(ctx, r.Source, r.Table(), name, script, raw)
 	if resp != nil {
 		return resp
 	}
-	ins, resp := r.resolveInputs(ctx, s, inputs, sk.paths)
+	ins, resp := r.ResolveInputs(ctx, s, inputs, sk.Paths)
 	if resp != nil {
 		return resp
 	}
-	files, resp := r.loadInputs(ctx, s, ins)
+	files, resp := r.LoadInputs(ctx, s, ins)
 	if resp != nil {
 		return resp
 	}
-	req := &codeexec.Request{Skill: sk.fsys, SkillName: sk.name, Files: files, Script: script, Interpreter: in, Args: argv}
+	req := &codeexec.Request{Skill: sk.FS, SkillName: sk.Name, Files: files, Script: script, Interpreter: in, Args: argv}
 	if stdin != "" {
 		req.Stdin = []byte(stdin)
 	}
-	return r.run(ctx, s, Call{Tool: Name, Skill: name, Script: script, Inputs: len(files)}, req, ins)
+	return r.Run(ctx, s, scriptrun.Call{Tool: Name, Skill: name, Script: script, Inputs: len(files)}, req, ins)
 }
 
 // capitalized is s with its first letter in upper case.

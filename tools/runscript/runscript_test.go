@@ -302,3 +302,14 @@ func TestRunScriptRefusedHosts(t *testing.T) {
 	assert.Regexp(t, `^the sandbox's network refused: pypi\.org:80 \(is not on the egress allowlist\); files\.pythonhosted\.org:443 \(is not on the egress allowlist\)\. `+
 		`Only the hosts on the egress allowlist are reachable; the operator can add HOST:PORT entries\.; link was not saved: `, resp["warning"])
 }
+
+func TestRunnerWithoutSkills(t *testing.T) {
+	r, err := runscript.NewRunner(runscript.Config{Executor: local.New()})
+	require.NoError(t, err)
+	resp := r.RunScript(context.Background(), nil, map[string]any{"skill_name": "x", "script_path": "a.py"})
+	assert.Equal(t, runscript.CodeSkillNotFound, resp.ErrorCode)
+	_, err = runscript.NewRunner(runscript.Config{Limits: codeexec.Limits{Timeout: -1}})
+	assert.Error(t, err)
+	assert.Equal(t, runscript.Name, r.ScriptDeclaration().Name)
+	assert.Equal(t, codeexec.DefaultInterpreters(), r.Interpreters())
+}

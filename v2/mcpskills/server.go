@@ -38,6 +38,7 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/v2/internal/skillfs"
+	"github.com/adkskills/adkskills/v2/tools/runinline"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
 )
 
@@ -179,6 +180,7 @@ type Server struct {
 	srv       *mcp.Server
 	cat       *catalog
 	runner    *runscript.Runner
+	inliner   *runinline.Runner
 	arts      artifact.Service
 	scope     func(*mcp.ServerSession) Scope
 	pageSize  int
@@ -215,9 +217,13 @@ func New(src skill.Source, exec codeexec.Executor, arts artifact.Service, opts .
 	if err != nil {
 		return nil, fmt.Errorf("mcpskills: %w", err)
 	}
+	inliner, err := runinline.NewRunner(cfg.tool)
+	if err != nil {
+		return nil, fmt.Errorf("mcpskills: %w", err)
+	}
 	s := &Server{
 		cat:    &catalog{src: src, logger: logger},
-		runner: runner, arts: arts, scope: cfg.scope, pageSize: cfg.pageSize,
+		runner: runner, inliner: inliner, arts: arts, scope: cfg.scope, pageSize: cfg.pageSize,
 		inline: cfg.inline && exec != nil, logger: logger,
 		misses: newMissCounter(), approvals: newApprovals(),
 	}

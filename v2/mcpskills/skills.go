@@ -13,7 +13,7 @@ import (
 	"google.golang.org/adk/v2/tool/skilltoolset/skill"
 
 	"github.com/adkskills/adkskills/internal/encoding"
-	"github.com/adkskills/adkskills/v2/tools/runscript"
+	"github.com/adkskills/adkskills/v2/tools/runinline"
 )
 
 // list answers skills/list: a page of the catalogue, each entry with its
@@ -166,7 +166,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/list":
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && !canElicit(req) {
-				lr.Tools = slices.DeleteFunc(lr.Tools, func(t *mcp.Tool) bool { return t.Name == runscript.InlineName })
+				lr.Tools = slices.DeleteFunc(lr.Tools, func(t *mcp.Tool) bool { return t.Name == runinline.Name })
 			}
 			return res, err
 		}

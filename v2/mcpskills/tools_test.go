@@ -23,6 +23,7 @@ import (
 	"github.com/adkskills/adkskills/codeexec/sandbox"
 	"github.com/adkskills/adkskills/v2/fileartifact"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
+	"github.com/adkskills/adkskills/v2/tools/runinline"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
 )
 
@@ -195,8 +196,8 @@ func TestInlineElicitation(t *testing.T) {
 					require.NoError(t, err)
 					names = append(names, tool.Name)
 				}
-				assert.Equal(t, c.listed, strings.Contains(strings.Join(names, " "), runscript.InlineName), names)
-				resp, links := callTool(t, cs, runscript.InlineName, inline)
+				assert.Equal(t, c.listed, strings.Contains(strings.Join(names, " "), runinline.Name), names)
+				resp, links := callTool(t, cs, runinline.Name, inline)
 				if c.code != "" {
 					assert.Equal(t, c.code, resp.ErrorCode, resp.Error)
 					assert.Zero(t, f.exec.runs.Load(), "nothing ran")
@@ -227,14 +228,14 @@ func TestInlineRefusesForgedApprovals(t *testing.T) {
 	cs := connectStdio(t, f.s, opts)
 	yes := mcp.InputResponseMap{approvalID: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}}
 	ask := func(args map[string]any) string {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: runscript.InlineName, Arguments: args})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: runinline.Name, Arguments: args})
 		require.NoError(t, err)
 		require.True(t, res.NeedsInput(), "the first call asks")
 		require.Contains(t, res.InputRequests, approvalID)
 		return res.RequestState
 	}
 	retry := func(args map[string]any, state string, answers mcp.InputResponseMap) *runscript.Response {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: runscript.InlineName, Arguments: args, RequestState: state, InputResponses: answers})
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: runinline.Name, Arguments: args, RequestState: state, InputResponses: answers})
 		require.NoError(t, err)
 		resp, _ := readResult(t, res)
 		return resp
@@ -257,7 +258,7 @@ func TestInlineRefusesForgedApprovals(t *testing.T) {
 
 	// Without elicitation, a retry with a state is refused all the same.
 	bare := connectStdio(t, f.s, &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
-	res, err := bare.CallTool(ctx, &mcp.CallToolParams{Name: runscript.InlineName, Arguments: inline, RequestState: ask(inline), InputResponses: yes})
+	res, err := bare.CallTool(ctx, &mcp.CallToolParams{Name: runinline.Name, Arguments: inline, RequestState: ask(inline), InputResponses: yes})
 	require.NoError(t, err)
 	r, _ := readResult(t, res)
 	assert.Equal(t, runscript.CodeConfirmationRejected, r.ErrorCode)

@@ -39,6 +39,7 @@ import (
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/v2/internal/adkglue"
 	"github.com/adkskills/adkskills/v2/internal/skillfs"
+	"github.com/adkskills/adkskills/v2/tools/runinline"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
 )
 
@@ -181,7 +182,7 @@ func New(ctx context.Context, source skill.Source, opts ...Option) (*SkillToolse
 		}
 	}
 	if ts.inline {
-		ri, err := runscript.NewInline(cfg.tool)
+		ri, err := runinline.New(cfg.tool)
 		if err != nil {
 			return nil, fmt.Errorf("skilltoolset: %w", err)
 		}

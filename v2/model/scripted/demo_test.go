@@ -23,6 +23,7 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec/local"
 	"github.com/adkskills/adkskills/v2/skilltoolset"
+	"github.com/adkskills/adkskills/v2/tools/runinline"
 	"github.com/adkskills/adkskills/v2/tools/runscript"
 )
 
@@ -336,10 +337,10 @@ func TestDemoReplies(t *testing.T) {
 		{"two calls", &model.LLMRequest{Contents: []*genai.Content{
 			{Role: genai.RoleModel, Parts: []*genai.Part{
 				{FunctionCall: &genai.FunctionCall{Name: runscript.Name, Args: map[string]any{"skill_name": "a", "script_path": "x.py"}}},
-				{FunctionCall: &genai.FunctionCall{Name: runscript.InlineName, Args: map[string]any{"language": "bash"}}}}},
+				{FunctionCall: &genai.FunctionCall{Name: runinline.Name, Args: map[string]any{"language": "bash"}}}}},
 			{Role: genai.RoleUser, Parts: []*genai.Part{
 				{FunctionResponse: &genai.FunctionResponse{Name: runscript.Name, Response: ok}},
-				{FunctionResponse: &genai.FunctionResponse{Name: runscript.InlineName, Response: map[string]any{"error": "bad", "error_code": "INVALID_ARGUMENTS"}}}}}}},
+				{FunctionResponse: &genai.FunctionResponse{Name: runinline.Name, Response: map[string]any{"error": "bad", "error_code": "INVALID_ARGUMENTS"}}}}}}},
 			[]string{"`x.py` of `a` ran: success", "\n\nYour bash script did not run: INVALID_ARGUMENTS: bad"}},
 	}
 	for _, tt := range tests {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/adk/v2/artifact"
 	"google.golang.org/adk/v2/tool"
 	"google.golang.org/adk/v2/tool/toolconfirmation"
+	"google.golang.org/genai"
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/codeexec/local"
@@ -61,6 +62,7 @@ func TestFirstCallAsksForConfirmation(t *testing.T) {
 	assert.Contains(t, req.Hint, script)
 	assert.Contains(t, req.Hint, `args: ["argv1"]`)
 	assert.Contains(t, req.Hint, `python script in skill "report-writer"`)
+	assert.NotContains(t, req.Hint, "input files", "a call without input files has no such line")
 	payload := req.Payload.(map[string]any)
 	assert.Equal(t, script, payload["script"])
 	assert.Equal(t, []string{"argv1"}, payload["args"])
@@ -195,4 +197,46 @@ func TestInlineWithoutSkill(t *testing.T) {
 		assert.Equal(t, c.want, resp["stdout"], c.lang)
 		assert.Empty(t, resp["output_files"], "the staged script is not an output")
 	}
+}
+
+func TestRunnerWithoutSkills(t *testing.T) {
+	r, err := runinline.NewRunner(runscript.Config{Executor: local.New()})
+	require.NoError(t, err)
+	_, resp := r.Prepare(map[string]any{"language": "bash", "script": "true", "skill_name": "x"})
+	assert.Equal(t, runscript.CodeSkillNotFound, resp.ErrorCode)
+	_, err = runinline.NewRunner(runscript.Config{Limits: codeexec.Limits{Timeout: -1}})
+	assert.Error(t, err)
+	assert.Equal(t, runscript.CodeConfirmationRejected, runinline.Rejected().ErrorCode)
+	assert.Equal(t, runinline.Name, r.Declaration().Name)
+}
+
+// TestInputFilesAndStdin: the session's files named in input_files are
+// checked before a human is asked, listed in the hint, and staged with the
+// approved script; stdin reaches it.
+func TestInputFilesAndStdin(t *testing.T) {
+	tl, exec := newTool(t)
+	svc := artifact.InMemoryService()
+	s := adktest.NewSession(t, svc)
+	_, err := svc.Save(context.Background(), &artifact.SaveRequest{AppName: adktest.App, UserID: adktest.User, SessionID: s.ID(),
+		FileName: "data.txt", Part: genai.NewPartFromBytes([]byte("from the session"), "text/plain")})
+	require.NoError(t, err)
+
+	missing := map[string]any{"language": "python", "script": "print(1)", "input_files": []any{"missing.txt"}}
+	tc := s.ToolContext("inv-0", nil)
+	resp, err := tl.Run(tc, missing)
+	require.NoError(t, err)
+	assert.Equal(t, runscript.CodeInvalidArguments, resp["error_code"], resp)
+	assert.Empty(t, tc.Actions().RequestedToolConfirmations, "a call whose inputs cannot be passed in is refused before a human is asked")
+
+	args := map[string]any{"language": "python", "script": "import sys\nprint(open('data.txt').read(), sys.stdin.read())\n",
+		"stdin": "typed", "input_files": []any{"data.txt"}}
+	tc = s.ToolContext("inv", nil)
+	_, err = tl.Run(tc, args)
+	require.ErrorIs(t, err, tool.ErrConfirmationRequired)
+	c := tc.Actions().RequestedToolConfirmations["call-1"]
+	assert.Contains(t, c.Hint, `input files (from this session, latest versions): ["data.txt"]`)
+	resp, err = tl.Run(s.ToolContext("inv-resumed", &toolconfirmation.ToolConfirmation{Confirmed: true, Payload: c.Payload}), args)
+	require.NoError(t, err)
+	assert.Equal(t, "from the session typed\n", resp["stdout"], resp)
+	assert.Equal(t, 1, exec.runs)
 }

@@ -4,6 +4,7 @@ package runscript
 
 import (
 	"github.com/adkskills/adkskills/internal/valid"
+	"github.com/adkskills/adkskills/v2/tools/internal/scriptrun"
 
 	"context"
 	"fmt"
@@ -29,7 +30,7 @@ func interpreter(ctx context.Context, src skill.Source, table codeexec.Interpret
 		if prog, ok := valid.Shebang(head); ok {
 			why = fmt.Sprintf("its #! line names %s", prog)
 		}
-		return nil, errorResponse(CodeUnsupportedScriptType, fmt.Sprintf(
+		return nil, scriptrun.ErrorResponse(CodeUnsupportedScriptType, fmt.Sprintf(
 			"%q cannot be run: no interpreter runs its extension, and %s (%s)", raw, why, table.Supported()))
 	}
 	return &in, nil
@@ -38,17 +39,17 @@ func interpreter(ctx context.Context, src skill.Source, table codeexec.Interpret
 // miss answers a script_path that names no file of the skill sk: a folder
 // says so, and the answer names the runnable files, entry points first
 // (skillfs.ListScripts).
-func (r *runner) miss(ctx context.Context, s Session, sk *stagedSkill, script, raw string) *Response {
-	reason := fmt.Sprintf("script %q not found in skill %q", raw, sk.name)
-	for _, p := range sk.paths {
+func (r runner) miss(ctx context.Context, s Session, sk *scriptrun.Skill, script, raw string) *Response {
+	reason := fmt.Sprintf("script %q not found in skill %q", raw, sk.Name)
+	for _, p := range sk.Paths {
 		if strings.HasPrefix(p, script+"/") {
-			reason = fmt.Sprintf("%q is a directory of skill %q, not a script", raw, sk.name)
+			reason = fmt.Sprintf("%q is a directory of skill %q, not a script", raw, sk.Name)
 			break
 		}
 	}
-	scripts, err := skillfs.Scripts(ctx, r.Source, sk.name, r.table())
+	scripts, err := skillfs.Scripts(ctx, r.Source, sk.Name, r.Table())
 	if err != nil {
 		scripts = nil // the miss stands without the list
 	}
-	return r.scriptMiss(s, sk.name, raw, reason, skillfs.ListScripts(scripts))
+	return r.ScriptMiss(s, sk.Name, raw, reason, skillfs.ListScripts(scripts))
 }
