@@ -3,9 +3,6 @@
 package local
 
 import (
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-	"github.com/adkskills/adkskills/codeexec/internal/host"
-
 	"context"
 	"io"
 	"os"
@@ -20,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
 )
 
 // The three figures of the foundation issue. Run them with

@@ -1,11 +1,6 @@
 package local
 
 import (
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-	"github.com/adkskills/adkskills/codeexec/internal/host"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
 )
 
 // TestLocalWorkspaceLayout: the run's root, 0700 under the workspace

@@ -1,14 +1,6 @@
 package sandbox
 
 import (
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
-	"github.com/adkskills/adkskills/codeexec/local"
-
-	"github.com/adkskills/adkskills/codeexec/internal/host"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +16,12 @@ import (
 
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/unix"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
+	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
+	"github.com/adkskills/adkskills/codeexec/local"
 )
 
 // The attacks of this file run as the root agent and, through

@@ -1,11 +1,6 @@
 package sandbox
 
 import (
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-	"github.com/adkskills/adkskills/codeexec/local"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"bytes"
 	"context"
 	"os"
@@ -16,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/local"
 )
 
 // BenchmarkSandboxOverhead measures what the sandbox adds to one run: a

@@ -1,17 +1,16 @@
 package sandbox
 
 import (
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-	"github.com/adkskills/adkskills/codeexec/internal/host"
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
+	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 )
 
 // catScript prints the content of data/a.txt.

@@ -7,12 +7,6 @@ package sandbox
 // through TestSandboxUnprivilegedAgent, as an unprivileged one.
 
 import (
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-	"github.com/adkskills/adkskills/codeexec/internal/host"
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"context"
 	"fmt"
 	"maps"
@@ -29,6 +23,11 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
+	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 )
 
 // coldAgentEnv makes the test binary an agent that runs one attack script

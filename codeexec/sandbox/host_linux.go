@@ -1,10 +1,6 @@
 package sandbox
 
 import (
-	"github.com/adkskills/adkskills/codeexec/internal/host"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"context"
 	"fmt"
 	"os"
@@ -19,7 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/codeexec/internal/execenv"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
 )
 
 // sandboxHost is what a probe found on this machine.

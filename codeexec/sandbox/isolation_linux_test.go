@@ -9,12 +9,6 @@ package sandbox
 // are POSIX shell, so that they run wherever the sandbox does.
 
 import (
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-	"github.com/adkskills/adkskills/codeexec/internal/host"
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"bufio"
 	"context"
 	"fmt"
@@ -24,6 +18,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
+	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 )
 
 // hostNetnsScript prints, for every process of the run's PID namespace, the

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"github.com/adkskills/adkskills/codeexec/internal/host"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adkskills/adkskills/codeexec/internal/host"
 )
 
 // Prepared sandboxes: while a run goes on (and until preparedIdle after

@@ -1,11 +1,6 @@
 package sandbox
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-	"github.com/adkskills/adkskills/codeexec/internal/host"
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
-
 	"context"
 	"errors"
 	"os"
@@ -14,6 +9,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
+	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 )
 
 // Every test of this package's, the attack, escape, isolation, uid and

@@ -1,11 +1,6 @@
 package sandbox
 
 import (
-	"github.com/adkskills/adkskills/codeexec/internal/egress"
-	"github.com/adkskills/adkskills/codeexec/internal/host"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -23,6 +18,10 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/internal/egress"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
 )
 
 // sandboxWorkspace is where a sandboxed run sees its workspace: the skill

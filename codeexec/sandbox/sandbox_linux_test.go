@@ -1,14 +1,6 @@
 package sandbox
 
 import (
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-	"github.com/adkskills/adkskills/codeexec/internal/hostsuite"
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
-
-	"github.com/adkskills/adkskills/codeexec/internal/host"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +18,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
+	"github.com/adkskills/adkskills/codeexec/internal/hostsuite"
+	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 )
 
 // sandboxChildEnv marks the copy of this test binary that

@@ -3,11 +3,11 @@
 package sandbox
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-
 	"context"
 	"fmt"
 	"runtime"
+
+	"github.com/adkskills/adkskills/codeexec"
 )
 
 // sandboxState is empty off Linux: there is no machine to probe.

@@ -1,10 +1,6 @@
 package sandbox
 
 import (
-	"github.com/adkskills/adkskills/codeexec/internal/host"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +10,9 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/internal/host"
 )
 
 // runUser is who a run's processes are when the agent is root: uid:gid on

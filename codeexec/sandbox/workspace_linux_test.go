@@ -1,11 +1,6 @@
 package sandbox
 
 import (
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"context"
 	"io/fs"
 	"os"
@@ -16,6 +11,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 )
 
 // otherUID is a host user that is neither the agent nor the sandbox user.

@@ -1,9 +1,6 @@
 package runscript
 
 import (
-	"github.com/adkskills/adkskills/internal/valid"
-	"github.com/adkskills/adkskills/tools/internal/scriptrun"
-
 	"context"
 	"fmt"
 	"strings"
@@ -12,6 +9,8 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/skillfs"
+	"github.com/adkskills/adkskills/internal/valid"
+	"github.com/adkskills/adkskills/tools/internal/scriptrun"
 )
 
 // interpreter picks the interpreter of a skill's script: by its extension,

@@ -2,9 +2,6 @@ package host
 
 import (
 	"cmp"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -22,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
 )
 
 // The snapshot cache: a run's cost and memory do not grow with the size of

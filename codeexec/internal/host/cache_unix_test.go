@@ -3,11 +3,6 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"context"
 	"fmt"
 	"os"
@@ -20,6 +15,10 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 )
 
 // catScript prints the content of data/a.txt.

@@ -1,8 +1,6 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/adkskills/adkskills/codeexec"
 )
 
 // Bounds of one collection walk: however many entries and however deep a

@@ -1,13 +1,13 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/adkskills/adkskills/codeexec"
 )
 
 // makeEntries creates n empty files in dir, as hard links to one file.

@@ -1,16 +1,15 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"bytes"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
+	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 )
 
 // drainLimit is the limit under test in TestDrain; the other limit of

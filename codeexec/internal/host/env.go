@@ -1,8 +1,6 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-
 	"bufio"
 	"bytes"
 	"fmt"
@@ -11,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/codeexec/internal/execenv"
 )
 

@@ -1,11 +1,11 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/adkskills/adkskills/codeexec"
 )
 
 // Bounds every executor's collection keeps, so that a run's Result and the

@@ -1,13 +1,12 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/internal/truncate"
 )
 

@@ -7,9 +7,6 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/codeexec/internal/deps"
-
 	"bytes"
 	"context"
 	"errors"
@@ -18,6 +15,9 @@ import (
 	"os/exec"
 	"sync/atomic"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/internal/deps"
 )
 
 // Launcher is the seam between the shared pipeline and an executor: it

@@ -1,13 +1,13 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-
 	"context"
 	"errors"
 	"os/exec"
 	"testing"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 )
 
 // fakeLauncher is a launcher whose steps can fail, to test the pipeline's

@@ -1,8 +1,6 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-
 	"bytes"
 	"context"
 	"errors"
@@ -12,6 +10,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
 )
 
 // A prepared child is a run's child started ahead of its request, in an

@@ -3,12 +3,12 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
+
+	"github.com/adkskills/adkskills/codeexec"
 )
 
 // procGroup is a started child. Off unix there is no process group to

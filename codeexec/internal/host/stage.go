@@ -1,10 +1,6 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/internal/valid"
-
-	"github.com/adkskills/adkskills/codeexec"
-
 	"bytes"
 	"crypto/sha256"
 	"errors"
@@ -16,6 +12,9 @@ import (
 	"path"
 	"syscall"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/valid"
 )
 
 // fileID identifies a file on the host: its device and inode (zero where

@@ -3,12 +3,12 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
-
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 )
 
 // hostileTrees are what a script can leave in its skill folder that a

@@ -1,8 +1,6 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
 )
 
 // WorkspacePrefix starts the name of every run's workspace directory.

@@ -3,13 +3,13 @@
 package host
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
-
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/internal/hosttest"
 )
 
 // TestWorkspaceSpares: a run's workspace comes from the spare made while

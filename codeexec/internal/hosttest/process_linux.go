@@ -1,9 +1,6 @@
 package hosttest
 
 import (
-	"github.com/adkskills/adkskills/codeexec"
-	"github.com/adkskills/adkskills/codeexec/codeexectest"
-
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
@@ -15,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 )
 
 // MarkerVar is the environment variable that tags every process of a test

@@ -3,9 +3,6 @@
 package runscript
 
 import (
-	"github.com/adkskills/adkskills/internal/valid"
-	"github.com/adkskills/adkskills/v2/tools/internal/scriptrun"
-
 	"context"
 	"fmt"
 	"strings"
@@ -13,7 +10,9 @@ import (
 	"google.golang.org/adk/v2/tool/skilltoolset/skill"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/internal/valid"
 	"github.com/adkskills/adkskills/v2/internal/skillfs"
+	"github.com/adkskills/adkskills/v2/tools/internal/scriptrun"
 )
 
 // interpreter picks the interpreter of a skill's script: by its extension,
