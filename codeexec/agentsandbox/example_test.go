@@ -6,9 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/adkskills/adkskills/codeexec"
+	"github.com/adkskills/adkskills/codeexec/agentsandbox/agentsandboxtest"
 )
 
 // In a cluster the client comes from the agent's service account:
@@ -21,8 +21,8 @@ import (
 // Here it is the fake cluster the tests use: agent-sandbox's fake
 // clientsets and a local sandboxd per claim.
 func ExampleNew() {
-	tb := &exampleTB{}
-	defer tb.close()
+	tb := &agentsandboxtest.Standalone{}
+	defer tb.Close()
 	c := newCluster(tb)
 
 	exec := New(c.Client, "skills-pool",
@@ -55,8 +55,8 @@ func ExampleNew() {
 // At start-up, Probe checks with one claim round trip that scripts can
 // run, and says what to change when they cannot.
 func ExampleExecutor_Probe() {
-	tb := &exampleTB{}
-	defer tb.close()
+	tb := &agentsandboxtest.Standalone{}
+	defer tb.Close()
 	c := newCluster(tb)
 	ctx := context.Background()
 
@@ -73,32 +73,4 @@ func ExampleExecutor_Probe() {
 	// Output:
 	// ready
 	// true true
-}
-
-// exampleTB gives the fake cluster what it needs outside a test.
-type exampleTB struct {
-	cleanups []func()
-}
-
-func (*exampleTB) Helper() {}
-
-func (tb *exampleTB) TempDir() string {
-	dir, err := os.MkdirTemp("", "agentsandbox-example-")
-	if err != nil {
-		panic(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
-func (tb *exampleTB) Cleanup(f func()) { tb.cleanups = append(tb.cleanups, f) }
-
-func (*exampleTB) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
-
-func (*exampleTB) Errorf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
-
-func (tb *exampleTB) close() {
-	for i := len(tb.cleanups) - 1; i >= 0; i-- {
-		tb.cleanups[i]()
-	}
 }

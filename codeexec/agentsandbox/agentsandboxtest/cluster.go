@@ -43,8 +43,8 @@ const (
 	WarmPods = 4
 )
 
-// TB is what the cluster needs of a testing.TB (an Example has none: give
-// it one of your own).
+// TB is what the cluster needs of a testing.TB; outside a test, give it a
+// [Standalone].
 type TB interface {
 	Helper()
 	TempDir() string
