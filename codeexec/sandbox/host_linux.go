@@ -23,11 +23,15 @@ import (
 // sandboxHost is what a probe found on this machine.
 type sandboxHost struct {
 	bwrap, setpriv, prlimit string // absolute host paths, visible in the sandbox
-	version                 string // "0.8.0"
-	root                    bool   // the agent runs as root: nested bwrap + setpriv
-	sys                     layout
-	tools                   []bind   // tools outside the system directories
-	procMasks               []string // the procMasks this kernel has
+	// sh and env are the prepared sandboxes' waiter (see waiter_linux.go):
+	// absolute host paths, visible in the sandbox, or "" when this host
+	// has none there (nothing is prepared).
+	sh, env   string
+	version   string // "0.8.0"
+	root      bool   // the agent runs as root: nested bwrap + setpriv
+	sys       layout
+	tools     []bind   // tools outside the system directories
+	procMasks []string // the procMasks this kernel has
 }
 
 // layout is the read-only system part of the sandbox's file system.
@@ -220,6 +224,7 @@ func (s *Executor) probe(ctx context.Context) (*sandboxHost, error) {
 	if h.sys, err = systemLayout(); err != nil {
 		return nil, fmt.Errorf("%w: system layout: %v", codeexec.ErrSandboxUnavailable, err)
 	}
+	h.sh, h.env = waiterTools(h.sys)
 	var extra []string
 	for _, p := range []string{h.bwrap, h.prlimit, h.setpriv} {
 		if p != "" && !h.sys.visible(p) {
@@ -245,6 +250,22 @@ func (s *Executor) probe(ctx context.Context) (*sandboxHost, error) {
 	s.warm(ctx, h)
 	return h, nil
 }
+
+// waiterTools returns the host's /bin/sh and env when the sandbox's system
+// directories show them (sys.visible), else "", "".
+func waiterTools(sys layout) (sh, env string) {
+	env, err := exec.LookPath("env")
+	if err == nil {
+		env, err = filepath.Abs(env)
+	}
+	if err != nil || !sys.visible(shPath) || !sys.visible(env) {
+		return "", ""
+	}
+	return shPath, env
+}
+
+// shPath is the POSIX shell's path.
+const shPath = "/bin/sh"
 
 // warm inspects the interpreters of the table now, so that asking a Python
 // for its prefix does not eat into the first runs' time limits. Errors are

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -12,44 +11,59 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/adkskills/adkskills/codeexec/internal/host"
 )
 
-// Prepared sandboxes: while a run goes on (and until preparedIdle after
+// Prepared sandboxes: from the end of a run (and until preparedIdle after
 // it), the executor keeps up to WithPrepared sandboxes made ahead for the
 // next runs in the same workspace directory: the whole chain (outer
 // bubblewrap, setpriv, inner bubblewrap, prlimit) up to the waiter, in an
 // empty workspace of its own bound at /workspace, its uid leased, its run
-// cgroup made, the filter loaded. A run takes one, stages the skill into
-// its workspace and sends the waiter the script's command line; the
-// sandbox serves that run only and is gone after it. A run whose view of
-// the host (the binds: its interpreter, its dependencies) differs from the
-// one the sandbox was made with kills it and starts a sandbox the usual
-// way. With WithEgress (a proxy per run) nothing is prepared.
+// cgroup made, the filter loaded. A run takes one (waiting for one being
+// made rather than making another beside it), stages the skill into its
+// workspace and sends the waiter the script's command line; the sandbox
+// serves that run only and is gone after it. The next one's workspace is
+// made while a run goes on, its chain once the run is over: started
+// beside the script, it would slow it down by more than it saves. A run whose view of the host
+// (the binds: its interpreter, its dependencies) differs from the one the
+// sandbox was made with kills it and starts a sandbox the usual way. With
+// WithEgress (a proxy per run) nothing is prepared.
 
 // preparedIdle is how long a prepared sandbox waits for a run before it is
 // released: an idle agent holds none.
 var preparedIdle = 30 * time.Second
 
+// preparedWait bounds how long a run waits for a sandbox being made before
+// it starts one the usual way. One being made is ready sooner than one the
+// run would start beside it, which would also slow it down: this only
+// bounds a chain that hangs.
+const preparedWait = 2 * time.Second
+
 // prepPool is an executor's prepared sandboxes.
 type prepPool struct {
-	mu     sync.Mutex
-	ready  []*prepSandbox
-	making int
+	mu    sync.Mutex
+	ready []*prepSandbox
+	// making counts the sandboxes being made, per workspace directory;
+	// reserved those whose workspace is made while a run goes on.
+	making   map[string]int
+	reserved int
 	// last is, per workspace directory, the binds of the last run there:
 	// what the next sandbox for it is made with.
 	last   map[string][]bind
 	closed bool
 	// broken is set when a prepared sandbox could not run a script
-	// that a fresh one could (the agent's executable cannot start in the
-	// sandbox): nothing more is prepared.
+	// that a fresh one could (its waiter cannot start in the sandbox):
+	// nothing more is prepared.
 	broken bool
-	// made is signalled (on mu) whenever making drops.
-	made *sync.Cond
+	// made is closed, and replaced, whenever a sandbox being made is
+	// made or fails to be.
+	made chan struct{}
 	// went counts the runs prepared sandboxes ran.
 	went atomic.Int64
+	// exact is whether the waiter's shell exports nothing of its own
+	// (see exportsNothing), found once, before the first sandbox is made.
+	exactOnce sync.Once
+	exact     bool
 }
 
 // prepSandbox is one prepared sandbox: the host's prepared child and what
@@ -77,34 +91,17 @@ func (s *Executor) preparedCount() int {
 
 // canPrepare reports whether s prepares sandboxes at all.
 func (s *Executor) canPrepare() bool {
-	if s.preparedCount() <= 0 || s.egress != nil {
-		return false
-	}
-	for _, b := range s.readOnly {
-		if hookPath == b.dst || inDir(hookPath, b.dst) {
-			return false
-		}
-	}
-	return true
+	return s.preparedCount() > 0 && s.egress == nil
 }
 
-// Take hands the run a prepared sandbox for parent, if one is ready, and
-// starts preparing the next.
-func (l *sandboxLauncher) Take(parent string) *host.Prepared {
+// Take hands the run a prepared sandbox for parent: one ready, or the
+// first made of those being made (see preparedWait).
+func (l *sandboxLauncher) Take(ctx context.Context, parent string) *host.Prepared {
 	s := l.s
 	if !s.canPrepare() {
 		return nil
 	}
-	pp := &s.state.prep
-	pp.mu.Lock()
-	i := slices.IndexFunc(pp.ready, func(p *prepSandbox) bool { return p.parent == parent })
-	var ps *prepSandbox
-	if i >= 0 {
-		ps = pp.ready[i]
-		pp.ready = slices.Delete(pp.ready, i, i+1)
-		ps.timer.Stop()
-	}
-	pp.mu.Unlock()
+	ps := s.state.prep.take(ctx, parent)
 	if ps == nil {
 		return nil
 	}
@@ -140,25 +137,60 @@ func (l *sandboxLauncher) Go(ctx context.Context, p *host.Plan) (bool, error) {
 	q := *p
 	q.HostPATH = v.path
 	dir := sandboxWorkspace + "/" + p.WS.Name
-	m := goMessage{
-		Argv: append([]string{v.exe}, p.Argv[1:]...),
-		// PWD as bubblewrap's --chdir sets it in an unprepared run.
-		Env:     append(q.EnvAt(p.WS.Under(sandboxWorkspace)), "PWD="+dir),
-		Dir:     dir,
-		Rlimits: l.s.rlimits(p.Bounded),
-	}
-	b, err := json.Marshal(m)
+	// PWD as bubblewrap's --chdir sets it in an unprepared run.
+	env := append(q.EnvAt(p.WS.Under(sandboxWorkspace)), "PWD="+dir)
+	prog, err := program(l.h.env, l.s.state.prep.exact, dir, append([]string{v.exe}, p.Argv[1:]...), env)
 	if err != nil {
-		return false, err
+		ps.pr.Abandon()
+		ps.closeFiles()
+		l.prep = nil
+		return false, nil
 	}
 	w := ps.goW
 	ps.goW = nil
 	l.s.state.prep.went.Add(1)
 	go func() {
-		_, _ = w.Write(b)
+		_, _ = w.WriteString(prog)
 		w.Close()
 	}()
+	l.next = l.s.reserve(l.h, ps.parent)
 	return true, nil
+}
+
+// take removes a sandbox ready for parent from pp and returns it, waiting
+// while one is being made for parent, until ctx ends or preparedWait has
+// passed; nil when there is none.
+func (pp *prepPool) take(ctx context.Context, parent string) *prepSandbox {
+	var bound <-chan time.Time
+	pp.mu.Lock()
+	for {
+		if i := slices.IndexFunc(pp.ready, func(p *prepSandbox) bool { return p.parent == parent }); i >= 0 {
+			ps := pp.ready[i]
+			pp.ready = slices.Delete(pp.ready, i, i+1)
+			pp.mu.Unlock()
+			ps.timer.Stop()
+			return ps
+		}
+		if pp.making[parent] == 0 {
+			pp.mu.Unlock()
+			return nil
+		}
+		if bound == nil {
+			t := time.NewTimer(preparedWait)
+			defer t.Stop()
+			bound = t.C
+		}
+		made := pp.madeChan()
+		pp.mu.Unlock()
+		select {
+		case <-made:
+		case <-ctx.Done():
+			return nil
+		case <-bound:
+			return nil
+		}
+		pp.mu.Lock()
+	}
 }
 
 // remember records the binds of a run in parent: the next sandbox
@@ -176,29 +208,65 @@ func (s *Executor) remember(parent string, binds []bind) {
 	pp.mu.Unlock()
 }
 
-// refill starts preparing a sandbox for parent when fewer than the bound
-// are ready or being made.
-func (s *Executor) refill(h *sandboxHost, parent string) {
+// reservation is the next sandbox for a workspace directory, its
+// workspace being made while the run that reserved it goes on.
+type reservation struct {
+	parent string
+	ps     *prepSandbox
+	err    error
+	done   chan struct{} // closed once ps and err are set
+}
+
+// reserve starts making, in the background, the workspace of a sandbox
+// for parent when fewer than the bound are ready, being made or reserved;
+// launch starts its chain once the run is over. nil: nothing to prepare.
+func (s *Executor) reserve(h *sandboxHost, parent string) *reservation {
 	pp := &s.state.prep
 	pp.mu.Lock()
 	binds, known := pp.last[parent]
-	if !s.canPrepare() || pp.closed || pp.broken || !known || len(pp.ready)+pp.making >= s.preparedCount() {
+	if !s.canPrepare() || h.sh == "" || pp.closed || pp.broken || !known || len(pp.ready)+pp.makingAll()+pp.reserved >= s.preparedCount() {
 		pp.mu.Unlock()
+		return nil
+	}
+	pp.reserved++
+	pp.mu.Unlock()
+	r := &reservation{parent: parent, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.ps, r.err = s.prepareWorkspace(h, parent, binds)
+	}()
+	return r
+}
+
+// launch waits for r's workspace and starts its sandbox's chain in the
+// background: run by a run once it is over (see Finish), so that it
+// neither slows the run down nor makes anything in its workspace
+// directory after Execute returned (a test's t.TempDir may be removed at
+// once).
+func (s *Executor) launch(h *sandboxHost, r *reservation) {
+	<-r.done
+	pp := &s.state.prep
+	pp.mu.Lock()
+	pp.reserved--
+	if r.err != nil || pp.closed {
+		pp.mu.Unlock()
+		if r.err == nil {
+			r.ps.ws.Remove()
+		}
 		return
 	}
-	pp.making++
+	if pp.making == nil {
+		pp.making = map[string]int{}
+	}
+	pp.making[r.parent]++
 	pp.mu.Unlock()
-	// The workspace now, the chain in the background: once the run that
-	// asked is over, nothing more is made in its workspace directory (a
-	// test's t.TempDir may be removed at once).
-	ps, err := s.prepareWorkspace(h, parent, binds)
+	ps, parent := r.ps, r.parent
 	go func() {
-		if err == nil {
-			err = s.prepare(h, ps)
-		}
+		err := s.prepare(h, ps)
 		pp.mu.Lock()
-		pp.making--
-		pp.cond().Broadcast()
+		if pp.making[parent]--; pp.making[parent] == 0 {
+			delete(pp.making, parent)
+		}
 		if errors.Is(err, errWaiterDidNotStart) {
 			pp.broken = true // the usual path for every run from now on
 		}
@@ -207,6 +275,8 @@ func (s *Executor) refill(h *sandboxHost, parent string) {
 			pp.ready = append(pp.ready, ps)
 			ps.timer = time.AfterFunc(preparedIdle, func() { s.expire(ps) })
 		}
+		close(pp.madeChan())
+		pp.made = nil
 		pp.mu.Unlock()
 		if err == nil && !keep {
 			ps.release()
@@ -243,21 +313,33 @@ func (s *Executor) closePrepared() {
 	pp.waitMade() // a sandbox made meanwhile releases itself: closed
 }
 
-// cond returns made, made on first use. pp.mu is held.
-func (pp *prepPool) cond() *sync.Cond {
+// madeChan returns made, made on first use. pp.mu is held.
+func (pp *prepPool) madeChan() chan struct{} {
 	if pp.made == nil {
-		pp.made = sync.NewCond(&pp.mu)
+		pp.made = make(chan struct{})
 	}
 	return pp.made
+}
+
+// makingAll is how many sandboxes are being made. pp.mu is held.
+func (pp *prepPool) makingAll() int {
+	n := 0
+	for _, k := range pp.making {
+		n += k
+	}
+	return n
 }
 
 // waitMade waits until no sandbox is being made.
 func (pp *prepPool) waitMade() {
 	pp.mu.Lock()
-	defer pp.mu.Unlock()
-	for pp.making > 0 {
-		pp.cond().Wait()
+	for pp.makingAll() > 0 {
+		made := pp.madeChan()
+		pp.mu.Unlock()
+		<-made
+		pp.mu.Lock()
 	}
+	pp.mu.Unlock()
 }
 
 // prepareWorkspace makes the workspace of a sandbox for a run in parent
@@ -285,6 +367,8 @@ func (s *Executor) prepareWorkspace(h *sandboxHost, parent string, binds []bind)
 
 // prepare starts the chain of ps, whose workspace is made.
 func (s *Executor) prepare(h *sandboxHost, ps *prepSandbox) (err error) {
+	pp := &s.state.prep
+	pp.exactOnce.Do(func() { pp.exact = exportsNothing(h.sh, h.env) })
 	ws, binds := ps.ws, ps.binds
 	defer func() {
 		if err != nil {
@@ -298,12 +382,6 @@ func (s *Executor) prepare(h *sandboxHost, ps *prepSandbox) (err error) {
 			if f != nil {
 				f.Close()
 			}
-		}
-	}()
-	var exe *os.File
-	defer func() {
-		if exe != nil {
-			exe.Close()
 		}
 	}()
 	build := func(bounded bool) (*exec.Cmd, error) {
@@ -322,10 +400,14 @@ func (s *Executor) prepare(h *sandboxHost, ps *prepSandbox) (err error) {
 		if goR, ps.goW, err = os.Pipe(); err != nil {
 			return nil, err
 		}
-		if readyR, readyW, err = os.Pipe(); err != nil {
-			return nil, err
+		if h.root {
+			// The waiter opens it again (/proc/self/fd) as the run's
+			// user, whom a pipe of root's would refuse.
+			if err = goR.Chown(ps.user.uid, ps.user.gid); err != nil {
+				return nil, err
+			}
 		}
-		if exe, err = os.OpenFile("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
+		if readyR, readyW, err = os.Pipe(); err != nil {
 			return nil, err
 		}
 		a := s.chainArgs(h, ps.user, ws.Dir, "", binds, nil, nil, !s.noFilter, bounded, true)
@@ -338,7 +420,7 @@ func (s *Executor) prepare(h *sandboxHost, ps *prepSandbox) (err error) {
 		cmd := exec.Command(h.bwrap, append([]string{"--args", strconv.Itoa(argsFD)}, a.rest...)...)
 		cmd.Env = []string{}
 		cmd.Dir = "/"
-		cmd.ExtraFiles = []*os.File{ps.statusW, ps.filter, ps.infoW, ps.args, ps.innerArgs, goR, exe, readyW} // statusFD … innerArgsFD, goFD, hookExeFD, readyFD
+		cmd.ExtraFiles = []*os.File{ps.statusW, ps.filter, ps.infoW, ps.args, ps.innerArgs, goR, readyW} // statusFD … innerArgsFD, goFD, readyFD
 		return cmd, nil
 	}
 	mem, _ := limit(s.memory, DefaultMemory)
@@ -348,14 +430,21 @@ func (s *Executor) prepare(h *sandboxHost, ps *prepSandbox) (err error) {
 	}
 	readyW.Close()
 	readyW = nil
-	// Ready once the waiter runs: a chain that cannot get there (the
-	// run's user may not execute the agent's binary) is not handed out.
+	// Ready once the waiter runs: a chain that cannot get there is not
+	// handed out.
 	_ = readyR.SetReadDeadline(time.Now().Add(preparedStartBound))
 	if n, _ := readyR.Read(make([]byte, 1)); n != 1 {
 		ps.pr.Abandon()
 		ps.pr = nil
 		return errWaiterDidNotStart
 	}
+	// The helpers have read their options and the filter, and the outer
+	// bubblewrap has written its init's PID: the agent keeps only what it
+	// reads after the run (the status, the init) and the waiter's pipe.
+	for _, f := range []*os.File{ps.statusW, ps.filter, ps.infoW, ps.args, ps.innerArgs} {
+		f.Close()
+	}
+	ps.statusW, ps.filter, ps.infoW, ps.args, ps.innerArgs = nil, nil, nil, nil, nil
 	return nil
 }
 
@@ -366,13 +455,9 @@ const preparedStartBound = 10 * time.Second
 // errWaiterDidNotStart: a prepared sandbox did not reach its waiter.
 var errWaiterDidNotStart = errors.New("the prepared sandbox's waiter did not start")
 
-// waiterArg is the argument that makes the agent's executable the waiter
-// (tests change it to one that does not).
-var waiterArg = waiterFlag
-
 // withWaiter ends a prepared sandbox's command line with the waiter.
-func (a runArgs) withWaiter() runArgs {
-	a.rest = append(a.rest, hookPath, waiterArg, strconv.Itoa(goFD), strconv.Itoa(readyFD))
+func (a runArgs) withWaiter(h *sandboxHost) runArgs {
+	a.rest = append(a.rest, h.sh, "-c", waiterScript, "waiter")
 	return a
 }
 
@@ -399,5 +484,19 @@ func (ps *prepSandbox) closeFiles() {
 	if ps.status != nil {
 		ps.status.Close()
 		ps.status = nil
+	}
+}
+
+// prepareNext, once the run is over, starts the chain of the sandbox the
+// run reserved, or, when it reserved none (the bound was reached then),
+// of one reserved now.
+func (l *sandboxLauncher) prepareNext() {
+	r := l.next
+	l.next = nil
+	if r == nil {
+		r = l.s.reserve(l.h, l.parent)
+	}
+	if r != nil {
+		l.s.launch(l.h, r)
 	}
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -201,13 +202,13 @@ func TestPreparedViewChanged(t *testing.T) {
 }
 
 // TestPreparedWaiterFails: a prepared sandbox whose waiter does not start
-// (here the agent's executable is started without the waiter's flag) is
-// not handed out, preparing stops, and runs go the usual way.
+// (here its shell exits at once) is not handed out, preparing stops, and
+// runs go the usual way.
 func TestPreparedWaiterFails(t *testing.T) {
 	requireSandbox(t)
-	old := waiterArg
-	waiterArg = "-adkskills-not-the-waiter"
-	t.Cleanup(func() { waiterArg = old })
+	old := waiterScript
+	waiterScript = "exit 1"
+	t.Cleanup(func() { waiterScript = old })
 	s := New(WithWorkspaceDir(hosttest.NewWorkspaceDir(t)))
 	t.Cleanup(func() { _ = s.Close() })
 	for i := range 2 {
@@ -222,5 +223,118 @@ func TestPreparedWaiterFails(t *testing.T) {
 	}
 	if !s.state.prep.broken || s.state.prep.went.Load() != 0 {
 		t.Errorf("broken %v, went %d: want preparing stopped, no prepared run", s.state.prep.broken, s.state.prep.went.Load())
+	}
+}
+
+// TestPreparedBackToBack: a run that comes while the sandbox for it is
+// being made waits for it rather than starting one beside it.
+func TestPreparedBackToBack(t *testing.T) {
+	requireSandbox(t)
+	s := New(WithWorkspaceDir(hosttest.NewWorkspaceDir(t)))
+	t.Cleanup(func() { _ = s.Close() })
+	// A context that can end: no warming run before each (see init).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const runs = 4
+	for i := range runs {
+		res, err := s.Execute(ctx, codeexectest.Script("x.py", "print('ran')"))
+		if err != nil || res.ExitCode != 0 || res.Stdout.Text != "ran\n" {
+			t.Fatalf("run %d: %v %+v", i, err, res)
+		}
+	}
+	if went := s.state.prep.went.Load(); went != runs-1 {
+		t.Errorf("%d of the %d runs after the first went in a prepared sandbox, want all", went, runs-1)
+	}
+}
+
+// TestPreparedTake: take returns a sandbox ready for the workspace
+// directory, waits for one being made for it, and gives up when the
+// run's context ends; a sandbox for another directory is not taken.
+func TestPreparedTake(t *testing.T) {
+	ready := func(parent string) *prepSandbox {
+		return &prepSandbox{parent: parent, timer: time.AfterFunc(time.Hour, func() {})}
+	}
+	t.Run("Ready", func(t *testing.T) {
+		var pp prepPool
+		a, b := ready("/a"), ready("/b")
+		pp.ready = []*prepSandbox{a, b}
+		if got := pp.take(context.Background(), "/b"); got != b {
+			t.Errorf("took %v, want /b's", got)
+		}
+		if got := pp.take(context.Background(), "/c"); got != nil {
+			t.Errorf("took %v for a directory with none", got)
+		}
+		if len(pp.ready) != 1 || pp.ready[0] != a {
+			t.Errorf("ready %v, want /a's alone", pp.ready)
+		}
+	})
+	t.Run("Making", func(t *testing.T) {
+		var pp prepPool
+		pp.making = map[string]int{"/a": 1}
+		made := ready("/a")
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			pp.mu.Lock()
+			pp.making = nil
+			pp.ready = append(pp.ready, made)
+			close(pp.madeChan())
+			pp.made = nil
+			pp.mu.Unlock()
+		}()
+		if got := pp.take(context.Background(), "/a"); got != made {
+			t.Errorf("took %v, want the one made meanwhile", got)
+		}
+	})
+	t.Run("Cancelled", func(t *testing.T) {
+		var pp prepPool
+		pp.making = map[string]int{"/a": 1} // never made
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		if got := pp.take(ctx, "/a"); got != nil {
+			t.Errorf("took %v", got)
+		}
+		if d := time.Since(start); d >= preparedWait {
+			t.Errorf("waited %v after the context ended", d)
+		}
+	})
+}
+
+// TestPreparedConcurrent: runs at once in one workspace directory all
+// succeed, never more than the bound are kept prepared, and Close leaves
+// nothing behind.
+func TestPreparedConcurrent(t *testing.T) {
+	requireSandbox(t)
+	const workers, each, bound = 4, 3, 2
+	dir := hosttest.NewWorkspaceDir(t)
+	s := New(WithWorkspaceDir(dir), WithPrepared(bound))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make(chan error, workers*each)
+	for w := range workers {
+		go func() {
+			for i := range each {
+				res, err := s.Execute(ctx, codeexectest.Script("x.py", "print('ran')"))
+				if err == nil && (res.ExitCode != 0 || res.Stdout.Text != "ran\n") {
+					err = fmt.Errorf("worker %d run %d: exit %d %q %q", w, i, res.ExitCode, res.Stdout.Text, res.Stderr.Text)
+				}
+				errs <- err
+			}
+		}()
+	}
+	for range workers * each {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	s.state.prep.waitMade()
+	if n := len(s.state.prep.ready); n > bound {
+		t.Errorf("%d sandboxes prepared, want at most %d", n, bound)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := host.Leftovers(dir); len(left) != 0 {
+		t.Errorf("after Close the workspace directory holds %v", left)
 	}
 }

@@ -139,25 +139,6 @@ func (s *Executor) prlimitArgs(prlimit string, bounded bool) []string {
 	return append(a, "--")
 }
 
-// rlimits are the rlimits prlimitArgs applies, for the waiter of a
-// prepared sandbox to set (soft and hard) before it executes the script.
-func (s *Executor) rlimits(bounded bool) []rlimit {
-	r := []rlimit{{unix.RLIMIT_CORE, 0}}
-	if v, ok := limit(s.memory, DefaultMemory); ok && !bounded {
-		r = append(r, rlimit{unix.RLIMIT_AS, uint64(v)})
-	}
-	if v, ok := limit(s.procs, DefaultProcesses); ok {
-		r = append(r, rlimit{unix.RLIMIT_NPROC, uint64(v)})
-	}
-	if v, ok := limit(s.fileSize, DefaultFileSize); ok {
-		r = append(r, rlimit{unix.RLIMIT_FSIZE, uint64(v)})
-	}
-	if v, ok := limit(s.cpu, DefaultCPUTime); ok {
-		r = append(r, rlimit{unix.RLIMIT_CPU, uint64((v + time.Second - 1) / time.Second)})
-	}
-	return r
-}
-
 // Descriptors a run's bubblewraps get (cmd.ExtraFiles). Every bubblewrap
 // and setpriv pass down what is not theirs; the inner bubblewrap reads
 // the filter and its options and closes them and its status descriptor for
@@ -239,8 +220,7 @@ func (s *Executor) bwrapArgs(h *sandboxHost, u runUser, wsDir, skillName string,
 }
 
 // chainArgs is bwrapArgs, or, with waiter, the command line of a prepared
-// sandbox: the same chain, with the agent's executable bound at hookPath
-// (as for the egress hook), the inner bubblewrap in /workspace with an
+// sandbox: the same chain, the inner bubblewrap in /workspace with an
 // empty environment, and, in place of argv, the waiter (see waiter_linux.go)
 // reading the script's command line, environment and folder from goFD.
 func (s *Executor) chainArgs(h *sandboxHost, u runUser, wsDir, skillName string, binds []bind, env, argv []string, seccomp, bounded, waiter bool) runArgs {
@@ -265,7 +245,7 @@ func (s *Executor) chainArgs(h *sandboxHost, u runUser, wsDir, skillName string,
 	kernel = append(kernel, s.tmpMounts(filepath.Join(wsDir, host.TmpDirName))...)
 	mounts := h.sys.mountArgs(binds, kernel)
 	mounts = append(mounts, "--bind", wsDir, sandboxWorkspace)
-	if s.egress != nil || waiter {
+	if s.egress != nil {
 		// The hook: the agent's executable, bound from a descriptor (a
 		// non-root outer bubblewrap may not open /proc/PID/exe), in
 		// directories the run's uid can enter (bubblewrap makes them 0700
@@ -318,12 +298,10 @@ func (s *Executor) chainArgs(h *sandboxHost, u runUser, wsDir, skillName string,
 		a.outer = append(a.outer, mounts...)
 	}
 	a.rest = append(a.rest, "--", h.bwrap, "--args", strconv.Itoa(innerArgsFD), "--")
-	if waiter {
-		// The waiter sets the rlimits itself (see rlimits): under
-		// prlimit's RLIMIT_AS its runtime might not start.
-		return a.withWaiter()
-	}
 	a.rest = append(a.rest, s.prlimitArgs(h.prlimit, bounded)...)
+	if waiter {
+		return a.withWaiter(h)
+	}
 	if s.egress != nil {
 		// Under the rlimits and the filter, in the script's namespaces:
 		// the hook listens there, hands the socket over and becomes argv.
@@ -358,8 +336,10 @@ type sandboxLauncher struct {
 	prep *prepSandbox
 	// parent is the run's workspace directory: the next sandbox prepared
 	// once the run is over is for it ("": none, as for Probe's trial,
-	// whose view is not a run's).
+	// whose view is not a run's); next is its reservation, if the run
+	// made one.
 	parent string
+	next   *reservation
 	trial  bool
 }
 
@@ -533,11 +513,15 @@ func (s *Executor) newEgressRun(ctx context.Context) (*egressRun, error) {
 		handoff: make(chan error, 1), served: make(chan struct{})}, nil
 }
 
-// Started, with an allowlist, closes the agent's copies of the child's
-// ends (so that a sandbox that ends without a handoff reads as end of file)
-// and waits for the hook's listener in the background, then serves the
-// run's proxy on it.
+// Started reserves the next run's sandbox (see reserve) and, with an
+// allowlist, closes the agent's copies of the child's ends (so that a
+// sandbox that ends without a handoff reads as end of file) and waits for
+// the hook's listener in the background, then serves the run's proxy on
+// it.
 func (l *sandboxLauncher) Started(int) {
+	if l.parent != "" {
+		l.next = l.s.reserve(l.h, l.parent)
+	}
 	eg := l.egress
 	if eg == nil {
 		return
@@ -623,7 +607,7 @@ func argsFile(opts []string) (*os.File, error) {
 // (timeout, cancellation) keep their Result: the script ran.
 func (l *sandboxLauncher) Finish(res *codeexec.Result) error {
 	if l.parent != "" {
-		defer l.s.refill(l.h, l.parent) // the next run's sandbox, made once this one is over
+		defer l.prepareNext()
 	}
 	defer l.status.Close()
 	l.statusW.Close()

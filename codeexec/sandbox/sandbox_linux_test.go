@@ -331,15 +331,14 @@ func TestSandboxFilesystem(t *testing.T) {
 		}
 	}
 	// The mount table: nothing but the system, the interpreters, /proc,
-	// /dev, the private /tmp, the workspace and (prepared) the waiter; all
-	// but /tmp, the workspace and the kernel's read-only.
+	// /dev, the private /tmp and the workspace; all but /tmp, the workspace
+	// and the kernel's read-only.
 	prefixes := interpreterPrefixes(t)
 	for _, m := range got.Mounts {
 		point, opts := m[0], strings.Split(m[1], ",")
 		switch {
 		case point == "/tmp" || point == sandboxWorkspace || inDir(point, "/proc") || (inDir(point, "/dev") && point != "/dev"):
-		case point == "/" || point == "/dev" || slices.Contains(systemDirs, point) || slices.Contains(prefixes, point) ||
-			point == hookPath: // a prepared sandbox's waiter: the agent's executable
+		case point == "/" || point == "/dev" || slices.Contains(systemDirs, point) || slices.Contains(prefixes, point):
 			if !slices.Contains(opts, "ro") {
 				t.Errorf("%s is mounted %s, want read-only", point, m[1])
 			}

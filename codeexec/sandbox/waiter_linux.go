@@ -1,109 +1,132 @@
 package sandbox
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
+	"errors"
+	"os/exec"
+	"slices"
 	"strconv"
-
-	"golang.org/x/sys/unix"
+	"strings"
 )
 
-// The waiter is the last helper of a prepared sandbox: the agent's own
-// executable (bound at hookPath, like the egress hook), started by the
-// inner bubblewrap under the filter, in the script's namespaces, as the
-// run's user, with waiterFlag as its first argument (this package's init runs
-// it, whatever the program's main). It reads the run's command line,
-// environment and folder from goFD, which the agent writes once the skill
-// is staged, closes it, sets the run's rlimits (prlimit's in an unprepared
-// run) and executes the script in its place. A prepared
-// sandbox released unused reads end of file and exits.
+// The waiter is the last helper of a prepared sandbox: the host's /bin/sh,
+// started by prlimit under the run's rlimits, under the filter, in the
+// script's namespaces, as the run's user. It writes one byte to readyFD (the
+// sandbox is up), closes it, and reads the run's program from goFD, which
+// the agent writes once the skill is staged (see program): the program
+// closes goFD, enters the skill's folder and executes the script, through
+// env -i, with exactly the run's environment. A prepared sandbox released
+// unused reads end of file: the waiter exits with waiterReleased.
+//
+// A shell and not the agent's own executable: a Go program runs every
+// package's initialisation before it could wait, 15 ms for a test binary
+// and 50 ms for the command line's, where dash takes 1 ms.
 
-// waiterFlag, as the first argument, makes a process the waiter.
-const waiterFlag = "-adkskills-sandbox-waiter"
-
-// goFD is the waiter's descriptor of the pipe it reads its run from (the
-// handoff's number: a prepared sandbox has no egress); readyFD the pipe it
-// writes one byte to, and closes, once it runs: the sandbox is up.
+// goFD is the waiter's descriptor of the pipe it reads its program from;
+// readyFD the pipe it writes one byte to, and closes, once it runs. A
+// prepared sandbox has no egress, so they take the handoff's numbers;
+// both are single digits, as a POSIX shell's redirections want.
 const (
 	goFD    = handoffFD
-	readyFD = hookExeFD + 1
+	readyFD = hookExeFD
 )
 
-// maxGoMessage bounds what the waiter reads: a request's arguments and
-// environment are bounded well below it.
-const maxGoMessage = 64 << 20
+// waiterReleased is the waiter's exit status when it was released unused.
+const waiterReleased = 125
 
-// goMessage is what the waiter reads.
-type goMessage struct {
-	Argv    []string `json:"argv"`
-	Env     []string `json:"env"`
-	Dir     string   `json:"dir"`
-	Rlimits []rlimit `json:"rlimits"`
-}
+// waiterScript is the waiter's shell program (tests change it to one that
+// does not start).
+var waiterScript = "printf R >&" + strconv.Itoa(readyFD) + " && exec " + strconv.Itoa(readyFD) + ">&- && . /proc/self/fd/" + strconv.Itoa(goFD) + "; exit " + strconv.Itoa(waiterReleased)
 
-// rlimit is one resource limit, set as both the soft and the hard limit.
-type rlimit struct {
-	Resource int    `json:"r"`
-	Value    uint64 `json:"v"`
-}
+// errNotForWaiter: a run the waiter's program cannot say exactly as
+// bubblewrap and prlimit would start it (an environment name env would take
+// for an option, an interpreter path env would take for an assignment).
+// The run starts the usual way.
+var errNotForWaiter = errors.New("the run cannot be handed to a prepared sandbox's waiter")
 
-// Exit statuses of a waiter that ran no script, as a shell's.
-const (
-	waiterReleased = 125 // released unused: end of file
-	waiterFailed   = 126
-	waiterNotFound = 127
-)
-
-func init() {
-	if len(os.Args) > 3 && os.Args[1] == waiterFlag {
-		os.Exit(runWaiter(os.Args[2], os.Args[3], os.Stderr))
+// program is the shell program the waiter runs for a run: it closes goFD,
+// enters dir (the script's folder, as bubblewrap's --chdir) and executes
+// argv with exactly env, as prlimit would: exit status 126 when dir cannot
+// be entered or argv[0] cannot be executed, 127 when it is not found.
+// Every word is single-quoted, so no byte of an argument, a variable or a
+// path means anything to the shell.
+//
+// With exact (the shell exports no variable of its own but PWD and
+// OLDPWD, see exportsNothing) and every name in env a plain shell
+// variable's, the shell exports env and executes argv itself; otherwise
+// it executes env -i (at the host path envPath) with env and argv, one
+// program more to start.
+func program(envPath string, exact bool, dir string, argv, env []string) (string, error) {
+	if len(argv) == 0 || strings.Contains(argv[0], "=") || slices.ContainsFunc(slices.Concat(argv, env, []string{dir, envPath}), hasNUL) {
+		return "", errNotForWaiter
 	}
-}
-
-// runWaiter runs the waiter on its descriptor arguments: it returns only
-// when it ran no script, with the exit status.
-func runWaiter(goArg, readyArg string, stderr io.Writer) int {
-	fd, err := strconv.Atoi(goArg)
-	ready, err2 := strconv.Atoi(readyArg)
-	if err != nil || err2 != nil || fd < 3 || ready < 3 {
-		fmt.Fprintf(stderr, "adkskills sandbox waiter: bad descriptors %q %q\n", goArg, readyArg)
-		return waiterFailed
+	names := make([]string, len(env))
+	for i, kv := range env {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || k[0] == '-' {
+			return "", errNotForWaiter
+		}
+		names[i] = k
 	}
-	_, _ = unix.Write(ready, []byte{'R'})
-	_ = unix.Close(ready)
-	f := os.NewFile(uintptr(fd), "go")
-	b, err := io.ReadAll(io.LimitReader(f, maxGoMessage))
-	f.Close()
-	if err == nil && len(b) == 0 {
-		return waiterReleased
-	}
-	var m goMessage
-	if err == nil {
-		err = json.Unmarshal(b, &m)
-	}
-	if err == nil && len(m.Argv) == 0 {
-		err = fmt.Errorf("no command")
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "adkskills sandbox waiter: %v\n", err)
-		return waiterFailed
-	}
-	for _, r := range m.Rlimits {
-		if err := unix.Setrlimit(r.Resource, &unix.Rlimit{Cur: r.Value, Max: r.Value}); err != nil {
-			fmt.Fprintf(stderr, "adkskills sandbox waiter: rlimit %d: %v\n", r.Resource, err)
-			return waiterFailed
+	var b strings.Builder
+	b.WriteString("exec " + strconv.Itoa(goFD) + "<&- || exit 126\ncd -P ")
+	b.WriteString(shellWord(dir))
+	b.WriteString(" || exit 126\n")
+	if exact && !slices.ContainsFunc(names, notPlainVariable) {
+		b.WriteString("unset OLDPWD PWD\n") // cd's, and exported
+		for _, kv := range env {
+			b.WriteString("export " + shellWord(kv) + "\n")
+		}
+		b.WriteString("exec")
+	} else {
+		b.WriteString("exec " + shellWord(envPath) + " -i")
+		for _, kv := range env {
+			b.WriteString(" " + shellWord(kv))
 		}
 	}
-	if err := unix.Chdir(m.Dir); err != nil {
-		fmt.Fprintf(stderr, "adkskills sandbox waiter: %s: %v\n", m.Dir, err)
-		return waiterFailed
+	for _, a := range argv {
+		b.WriteString(" " + shellWord(a))
 	}
-	err = unix.Exec(m.Argv[0], m.Argv, m.Env)
-	fmt.Fprintf(stderr, "%s: %v\n", m.Argv[0], err)
-	if err == unix.ENOENT {
-		return waiterNotFound
+	b.WriteByte('\n')
+	return b.String(), nil
+}
+
+// shellSpecial are the variables a POSIX shell (or a common /bin/sh:
+// dash, bash, busybox ash) sets itself or acts on before the script
+// starts: the shell does not export them as given.
+// (PWD and OLDPWD, which cd sets, are exported after it as given.)
+var shellSpecial = []string{"CDPATH", "ENV", "EPOCHREALTIME", "EPOCHSECONDS", "HISTFILE", "IFS", "LINENO", "OPTARG", "OPTIND", "PPID", "PS1", "PS2", "PS4", "RANDOM", "SECONDS", "SHLVL", "SRANDOM", "_"}
+
+// notPlainVariable reports whether name is not a shell variable's name
+// that the shell exports as given.
+func notPlainVariable(name string) bool {
+	if name == "" || slices.Contains(shellSpecial, name) || strings.HasPrefix(name, "BASH") {
+		return true
 	}
-	return waiterFailed
+	for i, c := range name {
+		if c != '_' && (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') && (i == 0 || c < '0' || c > '9') {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNUL reports whether s holds a NUL byte, which ends a shell's word.
+func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+
+// shellWord quotes s as one word of a POSIX shell: between single quotes,
+// each single quote of s closing the quotes, escaped, and opening them
+// again. s must hold no NUL byte (no argument or variable can).
+func shellWord(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// exportsNothing reports whether the shell sh exports no variable of its
+// own but PWD and OLDPWD to what it executes, as dash: started with an
+// empty environment in /, it must pass env (at envPath) PWD=/ alone.
+func exportsNothing(sh, envPath string) bool {
+	cmd := exec.Command(sh, "-c", "unset OLDPWD; exec "+shellWord(envPath))
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	out, err := cmd.Output()
+	return err == nil && string(out) == "PWD=/\n"
 }

@@ -154,7 +154,7 @@ func Execute(ctx context.Context, cfg *Config, l Launcher, req *codeexec.Request
 			return nil, err
 		}
 	}
-	st, err := stageRun(cfg, l, req)
+	st, err := stageRun(ctx, cfg, l, req)
 	if err != nil {
 		return nil, err
 	}
@@ -182,8 +182,8 @@ type stagedRun struct {
 
 // stageRun creates the run's workspace and stages req into it (steps 3
 // and 5's prepare of the sequence above).
-func stageRun(cfg *Config, l Launcher, req *codeexec.Request) (*stagedRun, error) {
-	st, err := takeWorkspace(cfg, l, req)
+func stageRun(ctx context.Context, cfg *Config, l Launcher, req *codeexec.Request) (*stagedRun, error) {
+	st, err := takeWorkspace(ctx, cfg, l, req)
 	if err != nil {
 		return nil, err
 	}
@@ -215,10 +215,10 @@ func stageRun(cfg *Config, l Launcher, req *codeexec.Request) (*stagedRun, error
 
 // takeWorkspace returns req's run with its workspace: a prepared child's,
 // its skill folder named, when the launcher has one ready, else a new one.
-func takeWorkspace(cfg *Config, l Launcher, req *codeexec.Request) (*stagedRun, error) {
+func takeWorkspace(ctx context.Context, cfg *Config, l Launcher, req *codeexec.Request) (*stagedRun, error) {
 	st := &stagedRun{lim: req.Limits.WithDefaults()}
 	if pl, ok := l.(Preparer); ok {
-		if st.pr = pl.Take(cfg.WorkspaceParent()); st.pr != nil {
+		if st.pr = pl.Take(ctx, cfg.WorkspaceParent()); st.pr != nil {
 			st.ws = st.pr.WS
 			if err := st.ws.claim(stagedName(req)); err != nil {
 				st.pr.Release()

@@ -26,10 +26,11 @@ import (
 // made ahead (codeexec/sandbox's prepared sandboxes).
 type Preparer interface {
 	// Take returns a prepared child for a run whose workspace is made
-	// under parent, or nil (none ready: the run goes the usual way). The
-	// child is the caller's from then on; it has set up what names its
-	// workspace's path (the run renames it).
-	Take(parent string) *Prepared
+	// under parent, or nil (none ready: the run goes the usual way); it
+	// may wait, until ctx ends, for one being made. The child is the
+	// caller's from then on; it has set up what names its workspace's
+	// path (the run renames it).
+	Take(ctx context.Context, parent string) *Prepared
 	// Go hands the run of p to the prepared child taken (p.WS is its
 	// workspace, staged): true when it runs p, false when it cannot (then
 	// it has released the child, and the run starts the usual way, through
