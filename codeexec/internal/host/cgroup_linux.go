@@ -254,15 +254,15 @@ func (g *runCgroup) kill(bound time.Duration) {
 	}
 }
 
-// pids lists g's processes.
+// pids lists g's processes. Under v1 its memory directory lists them all:
+// a process joins it first (see join), and a child joins the cgroups of
+// its parent.
 func (g *runCgroup) pids() []int {
 	var out []int
-	for _, d := range g.dirs {
-		b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
-		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				out = append(out, pid)
-			}
+	b, _ := os.ReadFile(filepath.Join(g.dirs[0], "cgroup.procs"))
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			out = append(out, pid)
 		}
 	}
 	return out

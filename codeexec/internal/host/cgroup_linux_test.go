@@ -1,10 +1,15 @@
 package host
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/adkskills/adkskills/codeexec/codeexectest"
 )
 
 func TestParseCgroups(t *testing.T) {
@@ -86,5 +91,52 @@ func BenchmarkRunCgroup(b *testing.B) {
 			b.Fatal(err)
 		}
 		g.remove()
+	}
+}
+
+// boundedFake is fakeLauncher with the run cgroup of a Bounder.
+type boundedFake struct{ fakeLauncher }
+
+func (boundedFake) Bounds() (int64, int) { return 256 << 20, 64 }
+
+// TestRunCgroupRemoved: a run's cgroup, made while the run is staged, is
+// removed with the run's workspace, after Execute returns and before the
+// executor's removals are waited for, whether the run ran or failed
+// before its child started.
+func TestRunCgroupRemoved(t *testing.T) {
+	h, err := hostCgroups()
+	if err != nil {
+		t.Skipf("runs get no cgroup here: %v", err)
+	}
+	ours := func() []string {
+		var names []string
+		for _, dir := range []string{h.mem, h.pids} {
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if strings.HasPrefix(e.Name(), runCgroupPrefix+strconv.Itoa(os.Getpid())+"-") {
+					names = append(names, filepath.Join(dir, e.Name()))
+				}
+			}
+		}
+		return names
+	}
+	tests := []struct {
+		name string
+		l    fakeLauncher
+	}{
+		{"Ran", fakeLauncher{}},
+		{"PrepareFails", fakeLauncher{prepareErr: errors.New("chown: denied")}},
+		{"CommandFails", fakeLauncher{commandErr: errors.New("no bwrap")}},
+		{"CommandWithoutContext", fakeLauncher{noContext: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := &Config{workspaceDir: t.TempDir()}
+			_, _ = Execute(context.Background(), cfg, boundedFake{tt.l}, codeexectest.Script("scripts/a.sh", "echo hi"))
+			cfg.WaitRemovals()
+			if left := ours(); len(left) != 0 {
+				t.Errorf("run cgroups left: %v", left)
+			}
+		})
 	}
 }

@@ -178,14 +178,30 @@ type stagedRun struct {
 	// pr is the prepared child the run's workspace came with, until it is
 	// let go or abandoned.
 	pr *Prepared
+	// cg is the run cgroup being made while the run is staged, for a run
+	// without a prepared child.
+	cg *cgroupAhead
 }
 
 // stageRun creates the run's workspace and stages req into it (steps 3
 // and 5's prepare of the sequence above).
 func stageRun(ctx context.Context, cfg *Config, l Launcher, req *codeexec.Request) (*stagedRun, error) {
+	// The run cgroup is made while the workspace is taken and staged (a
+	// launcher that may have a prepared child for the run brings its own).
+	var cg *cgroupAhead
+	if _, prep := l.(Preparer); !prep {
+		cg = makeCgroupAhead(l)
+	}
 	st, err := takeWorkspace(ctx, cfg, l, req)
 	if err != nil {
+		if g := cg.take(); g != nil {
+			g.remove()
+		}
 		return nil, err
+	}
+	st.cg = cg
+	if st.pr == nil && st.cg == nil {
+		st.cg = makeCgroupAhead(l)
 	}
 	ws := st.ws
 	mode := l.StageMode()
@@ -235,12 +251,14 @@ func takeWorkspace(ctx context.Context, cfg *Config, l Launcher, req *codeexec.R
 	return st, nil
 }
 
-// abandon kills the run's prepared child, if it has one not let go yet.
+// abandon kills the run's prepared child, if it has one not let go yet,
+// and has a run cgroup the run did not take removed with the workspace.
 func (st *stagedRun) abandon() {
 	if st.pr != nil {
 		st.pr.Abandon()
 		st.pr = nil
 	}
+	st.takeCgroup()
 }
 
 // stagedName is the staged folder's name of req.
@@ -258,6 +276,55 @@ func (st *stagedRun) close(cfg *Config) {
 	st.use.release()
 	st.root.close()
 	cfg.RemoveLater(st.ws)
+}
+
+// takeCgroup returns the run cgroup made beside the staging, if any, once
+// made, and has it removed with the workspace (after Execute returned:
+// the run has killed what it held by then).
+func (st *stagedRun) takeCgroup() *runCgroup {
+	cg := st.cg.take()
+	st.cg = nil
+	if cg != nil {
+		st.ws.OnRemove(cg.remove)
+	}
+	return cg
+}
+
+// cgroupAhead is a run cgroup being made in the background.
+type cgroupAhead struct {
+	done chan struct{} // closed once cg is set
+	cg   *runCgroup    // nil: none could be made
+}
+
+// take waits until the cgroup is made and returns it (nil: none could be
+// made, or a is nil).
+func (a *cgroupAhead) take() *runCgroup {
+	if a == nil {
+		return nil
+	}
+	<-a.done
+	return a.cg
+}
+
+// makeCgroupAhead starts making the run cgroup of a run of l, bounded as
+// l says (see Bounder), while the run is staged: nil when l bounds
+// nothing or this host gives runs no cgroup.
+func makeCgroupAhead(l Launcher) *cgroupAhead {
+	b, ok := l.(Bounder)
+	if !ok {
+		return nil
+	}
+	h, err := hostCgroups()
+	if err != nil {
+		return nil
+	}
+	mem, procs := b.Bounds()
+	a := &cgroupAhead{done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.cg, _ = h.create(mem, procs)
+	}()
+	return a
 }
 
 // run builds the child's environment and command line, runs it through l,
@@ -298,17 +365,11 @@ func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *code
 		p.Bounded = false
 	}
 
-	var cg *runCgroup
-	if b, ok := l.(Bounder); ok {
-		if h, herr := hostCgroups(); herr == nil {
-			mem, procs := b.Bounds()
-			cg, _ = h.create(mem, procs) // none: the launcher's own bounds apply
-		}
+	if st.cg == nil { // the prepared child was refused: make one now
+		st.cg = makeCgroupAhead(l)
 	}
-	if cg != nil {
-		defer cg.remove()
-		p.Bounded = true
-	}
+	cg := st.takeCgroup() // nil: none here, the launcher's own bounds apply
+	p.Bounded = cg != nil
 
 	runCtx, cancel := context.WithTimeout(ctx, st.lim.Timeout)
 	defer cancel()
@@ -337,7 +398,7 @@ func (st *stagedRun) runPrepared(ctx context.Context, cfg *Config, l Launcher, r
 	cg := pr.cg
 	if cg != nil {
 		pr.cg = nil
-		defer cg.remove()
+		st.ws.OnRemove(cg.remove)
 	}
 	res, err := runPrepared(runCtx, pr, cg, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault())
 	pr.closeOurs()
