@@ -14,16 +14,16 @@ import (
 // sandbox's processes' CPU time); setns is way (a), the agent making the
 // listener in an existing namespace itself (root only).
 func BenchmarkHandoff(b *testing.B) {
-	for _, hook := range []bool{false, true} {
+	for _, behind := range []bool{false, true} {
 		name := "bwrap"
-		if hook {
+		if behind {
 			name = "hook"
 		}
 		b.Run(name, func(b *testing.B) {
 			var cpu time.Duration
 			for b.Loop() {
-				r := runSandboxed(b, nil, "exit 0", hook)
-				if r.exit != 0 || hook && r.handoff != nil {
+				r := runSandboxed(b, nil, "exit 0", behind)
+				if r.exit != 0 || behind && r.handoff != nil {
 					b.Fatalf("exit %d, handoff %v: %s", r.exit, r.handoff, r.errOut)
 				}
 				cpu += r.cpu

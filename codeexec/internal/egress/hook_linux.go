@@ -7,107 +7,19 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"strconv"
-	"syscall"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec/internal/egress/hook"
 
 	"golang.org/x/sys/unix"
 )
 
-// The hook is the agent's own executable started inside the sandbox,
-// before the script, with hookFlag as its first argument (the "reexec"
-// pattern: this package's init runs it, whatever the program's main). It
-// listens on 127.0.0.1:port in the sandbox's network namespace, hands the
-// listening socket to the agent over the descriptor it was given, closes
-// everything of its own and executes the script in its place. It needs no
-// privilege: the socket belongs to the sandbox's namespace because the
-// hook made it there, and the agent accepts on it from outside.
-
-// hookFlag, as the first argument, makes a process the hook.
-const hookFlag = "-adkskills-egress-hook"
-
-func init() {
-	if args, ok := hookCall(os.Args); ok {
-		os.Exit(hook(args, os.Stderr))
-	}
-}
-
-// hookCall returns the hook's arguments when argv starts the hook.
-func hookCall(argv []string) ([]string, bool) {
-	if len(argv) > 1 && argv[1] == hookFlag {
-		return argv[2:], true
-	}
-	return nil, false
-}
-
-// HookArgs returns the command line that runs argv behind the hook: exe is
-// the agent's executable as the sandbox sees it, fd the descriptor number
-// the child end of [Pair] has there, port the port to listen on
-// ([InsidePort]). Append the script's argv to it.
-func HookArgs(exe string, fd int, port uint16) []string {
-	return []string{exe, hookFlag, strconv.Itoa(fd), strconv.Itoa(int(port)), "--"}
-}
-
-// Exit statuses of a hook that could not run the script, as a shell's.
-const (
-	hookFailed   = 126
-	hookNotFound = 127
-)
-
-// hook runs the hook on its arguments (after hookFlag): it returns only
-// when it failed, with the exit status.
-func hook(args []string, stderr io.Writer) int {
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "adkskills egress hook: %v\n", err)
-		return code
-	}
-	if len(args) < 4 || args[2] != "--" {
-		return fail(hookFailed, errors.New("usage: FD PORT -- COMMAND [ARG...]"))
-	}
-	fd, err := strconv.Atoi(args[0])
-	if err != nil || fd < 3 {
-		return fail(hookFailed, fmt.Errorf("bad descriptor %q", args[0]))
-	}
-	port, err := parsePort(args[1])
-	if err != nil {
-		return fail(hookFailed, err)
-	}
-	if err := handOver(fd, port); err != nil {
-		return fail(hookFailed, err)
-	}
-	argv := args[3:]
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return fail(hookNotFound, err)
-	}
-	err = syscall.Exec(path, argv, os.Environ())
-	if errors.Is(err, syscall.ENOENT) {
-		return fail(hookNotFound, fmt.Errorf("%s: %w", argv[0], err))
-	}
-	return fail(hookFailed, fmt.Errorf("%s: %w", argv[0], err))
-}
-
-// handOver listens on 127.0.0.1:port, sends the socket over fd and closes
-// both.
-func handOver(fd int, port uint16) error {
-	defer unix.Close(fd)
-	s, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("socket: %w", err)
-	}
-	defer unix.Close(s)
-	if err := unix.Bind(s, &unix.SockaddrInet4{Port: int(port), Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		return fmt.Errorf("listening on 127.0.0.1:%d: %w", port, err)
-	}
-	if err := unix.Listen(s, unix.SOMAXCONN); err != nil {
-		return fmt.Errorf("listening on 127.0.0.1:%d: %w", port, err)
-	}
-	if err := unix.Sendmsg(fd, []byte{'L'}, unix.UnixRights(s), nil, 0); err != nil {
-		return fmt.Errorf("handing the listener over: %w", err)
-	}
-	return nil
-}
+// HookArgs returns the command line that runs argv behind the hook (see
+// package hook): exe is the agent's executable as the sandbox sees it, fd
+// the descriptor number the child end of [Pair] has there, port the port
+// to listen on ([InsidePort]). Append the script's argv to it.
+func HookArgs(exe string, fd int, port uint16) []string { return hook.Args(exe, fd, port) }
 
 // Pair returns the two ends of a handoff: the agent keeps agent and reads
 // the listener from it with [ReceiveListener]; child goes to the sandbox

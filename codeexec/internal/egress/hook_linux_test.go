@@ -11,12 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/adkskills/adkskills/codeexec/internal/egress/hook"
 
 	"golang.org/x/sys/unix"
 )
@@ -60,7 +61,7 @@ type sandboxRun struct {
 
 // runSandboxed runs script (sh -c) in a sandbox; with hook, behind the
 // hook and a proxy for entries, with env as the policy's.
-func runSandboxed(t testing.TB, entries []string, script string, hook bool) sandboxRun {
+func runSandboxed(t testing.TB, entries []string, script string, behind bool) sandboxRun {
 	t.Helper()
 	bwrap := requireBwrap(t)
 	p, err := Parse(entries...)
@@ -76,7 +77,7 @@ func runSandboxed(t testing.TB, entries []string, script string, hook bool) sand
 	}
 	// The sandbox's rlimits (codeexec's defaults) apply to the hook too.
 	args = append(args, "--", "prlimit", "--core=0", "--as=2147483648", "--nproc=256", "--fsize=134217728", "--cpu=120", "--")
-	if hook {
+	if behind {
 		args = append(args, HookArgs(hookExe, hookFD, InsidePort)...)
 	}
 	args = append(args, "/bin/sh", "-c", script)
@@ -95,7 +96,7 @@ func runSandboxed(t testing.TB, entries []string, script string, hook bool) sand
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.ExtraFiles = []*os.File{child, exe} // hookFD, hookExeFD
-	if !hook {
+	if !behind {
 		cmd.ExtraFiles[0] = nil // nothing to hand over: the agent sees the end at once
 	}
 	if err := cmd.Start(); err != nil {
@@ -295,58 +296,16 @@ func TestHookFails(t *testing.T) {
 	}
 	defer agent.Close()
 	defer child.Close()
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
+	// The hook's failures are package hook's tests; here, one that
+	// handed a listener over before its command failed.
+	var stderr bytes.Buffer
+	if code := hook.Run([]string{strconv.Itoa(int(dupFd(t, child))), freePort(t), "--", "/nonexistent/command"}, &stderr); code != hook.NotFound {
+		t.Errorf("hook.Run = %d %q, want %d", code, stderr.String(), hook.NotFound)
 	}
-	defer pr.Close()
-	defer pw.Close()
-	tests := []struct {
-		args []string
-		code int
-		msg  string
-	}{
-		{nil, hookFailed, "usage"},
-		{[]string{"3", "3128", "true"}, hookFailed, "usage"},
-		{[]string{"x", "3128", "--", "true"}, hookFailed, "bad descriptor"},
-		{[]string{"2", "3128", "--", "true"}, hookFailed, "bad descriptor"},
-		{[]string{"3", "0", "--", "true"}, hookFailed, "port"},
-		{[]string{strconv.Itoa(int(dupFd(t, pw))), "0" + "1", "--", "true"}, hookFailed, "port"},
-		// A descriptor that is not a socket: the handover fails.
-		{[]string{strconv.Itoa(int(dupFd(t, pw))), freePort(t), "--", "true"}, hookFailed, "handing the listener over"},
-		// A command that does not exist, after the handover.
-		{[]string{strconv.Itoa(int(dupFd(t, child))), freePort(t), "--", "/nonexistent/command"}, hookNotFound, "/nonexistent/command"},
-	}
-	for _, tt := range tests {
-		var stderr bytes.Buffer
-		if code := hook(tt.args, &stderr); code != tt.code || !strings.Contains(stderr.String(), tt.msg) {
-			t.Errorf("hook(%q) = %d %q, want %d %q", tt.args, code, stderr.String(), tt.code, tt.msg)
-		}
-	}
-	// The last one handed a listener over: of this process's namespace,
-	// which the agent refuses.
+	// It handed a listener of this process's namespace over, which the
+	// agent refuses.
 	if _, err := ReceiveListener(context.Background(), agent, 0); !errors.Is(err, ErrHandoff) {
 		t.Errorf("ReceiveListener = %v", err)
-	}
-}
-
-func TestHookCall(t *testing.T) {
-	for _, tt := range []struct {
-		argv []string
-		args []string
-		ok   bool
-	}{
-		{nil, nil, false},
-		{[]string{"agent"}, nil, false},
-		{[]string{"agent", "serve"}, nil, false},
-		{[]string{"agent", hookFlag}, []string{}, true},
-		{[]string{"agent", hookFlag, "3", "3128", "--", "sh"}, []string{"3", "3128", "--", "sh"}, true},
-		{[]string{"agent", "-v", hookFlag}, nil, false},
-	} {
-		args, ok := hookCall(tt.argv)
-		if ok != tt.ok || !slices.Equal(args, tt.args) {
-			t.Errorf("hookCall(%q) = %q, %t", tt.argv, args, ok)
-		}
 	}
 }
 

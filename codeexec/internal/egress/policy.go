@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/adkskills/adkskills/codeexec/internal/egress/hook"
+
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
 )
@@ -129,7 +131,7 @@ func splitHostPort(s string) (string, uint16, error) {
 	case strings.HasPrefix(s, "[") && s[i-1] != ']':
 		return "", 0, errors.New("no port after the bracketed address: [2001:db8::1]:443")
 	}
-	port, err := parsePort(s[i+1:])
+	port, err := hook.ParsePort(s[i+1:])
 	if err != nil {
 		return "", 0, err
 	}
@@ -137,18 +139,6 @@ func splitHostPort(s string) (string, uint16, error) {
 		return "", 0, errors.New("no host before the port")
 	}
 	return s[:i], port, nil
-}
-
-// parsePort accepts 1-65535 in plain decimal.
-func parsePort(s string) (uint16, error) {
-	if s == "" {
-		return 0, errors.New("no port: write host:port, e.g. api.example.com:443")
-	}
-	n, err := strconv.ParseUint(s, 10, 16)
-	if err != nil || n == 0 || s[0] == '0' || s[0] == '+' {
-		return 0, fmt.Errorf("port %q is not a number from 1 to 65535", s)
-	}
-	return uint16(n), nil
 }
 
 // parseIPHost recognizes a literal address: "1.2.3.4" or "[v6]". ok is
@@ -233,7 +223,7 @@ func parseTarget(s string, defPort uint16) (target, error) {
 	hostPart := s
 	var port uint16
 	if i := strings.LastIndexByte(s, ':'); i >= 0 && (!strings.HasPrefix(s, "[") || strings.HasSuffix(s[:i], "]")) {
-		p, err := parsePort(s[i+1:])
+		p, err := hook.ParsePort(s[i+1:])
 		if err != nil {
 			return target{}, err
 		}
