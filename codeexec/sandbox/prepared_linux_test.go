@@ -302,11 +302,12 @@ func TestPreparedTake(t *testing.T) {
 
 // TestPreparedConcurrent: runs at once in one workspace directory all
 // succeed, never more than the bound are kept prepared, and Close leaves
-// nothing behind.
+// nothing behind: no workspace, no run cgroup.
 func TestPreparedConcurrent(t *testing.T) {
 	requireSandbox(t)
 	const workers, each, bound = 4, 3, 2
 	dir := hosttest.NewWorkspaceDir(t)
+	before := host.RunCgroups() // other tests' idle sandboxes hold theirs
 	s := New(WithWorkspaceDir(dir), WithPrepared(bound))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -336,5 +337,10 @@ func TestPreparedConcurrent(t *testing.T) {
 	}
 	if left := host.Leftovers(dir); len(left) != 0 {
 		t.Errorf("after Close the workspace directory holds %v", left)
+	}
+	for _, g := range host.RunCgroups() {
+		if !slices.Contains(before, g) {
+			t.Errorf("after Close the run cgroup %s is left", g)
+		}
 	}
 }

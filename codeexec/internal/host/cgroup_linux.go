@@ -53,6 +53,28 @@ var hostCgroups = sync.OnceValues(func() (*cgroupHost, error) {
 	return h, nil
 })
 
+// RunCgroups lists the run cgroups this process has now (their
+// directories), for tests that check none is left behind.
+func RunCgroups() []string {
+	h, err := hostCgroups()
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, dir := range []string{h.mem, h.pids} {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), runCgroupPrefix+strconv.Itoa(os.Getpid())+"-") {
+				names = append(names, filepath.Join(dir, e.Name()))
+			}
+		}
+		if h.v2 {
+			break // mem and pids are one directory
+		}
+	}
+	return names
+}
+
 // CgroupReport says how this host bounds a run's memory and processes: the
 // run cgroups' layout, or why there are none.
 func CgroupReport() string {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/adkskills/adkskills/codeexec/codeexectest"
@@ -104,21 +103,8 @@ func (boundedFake) Bounds() (int64, int) { return 256 << 20, 64 }
 // executor's removals are waited for, whether the run ran or failed
 // before its child started.
 func TestRunCgroupRemoved(t *testing.T) {
-	h, err := hostCgroups()
-	if err != nil {
+	if _, err := hostCgroups(); err != nil {
 		t.Skipf("runs get no cgroup here: %v", err)
-	}
-	ours := func() []string {
-		var names []string
-		for _, dir := range []string{h.mem, h.pids} {
-			entries, _ := os.ReadDir(dir)
-			for _, e := range entries {
-				if strings.HasPrefix(e.Name(), runCgroupPrefix+strconv.Itoa(os.Getpid())+"-") {
-					names = append(names, filepath.Join(dir, e.Name()))
-				}
-			}
-		}
-		return names
 	}
 	tests := []struct {
 		name string
@@ -134,7 +120,7 @@ func TestRunCgroupRemoved(t *testing.T) {
 			cfg := &Config{workspaceDir: t.TempDir()}
 			_, _ = Execute(context.Background(), cfg, boundedFake{tt.l}, codeexectest.Script("scripts/a.sh", "echo hi"))
 			cfg.WaitRemovals()
-			if left := ours(); len(left) != 0 {
+			if left := RunCgroups(); len(left) != 0 {
 				t.Errorf("run cgroups left: %v", left)
 			}
 		})

@@ -16,6 +16,9 @@ type cgroupHost struct{}
 // hostCgroups reports that runs get no cgroup off Linux.
 func hostCgroups() (*cgroupHost, error) { return nil, errors.New("cgroups need Linux") }
 
+// RunCgroups lists no run cgroup off Linux.
+func RunCgroups() []string { return nil }
+
 // CgroupReport says that runs get no cgroup off Linux.
 func CgroupReport() string { return "no run cgroup (cgroups need Linux)" }
 
