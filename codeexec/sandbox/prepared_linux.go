@@ -58,6 +58,9 @@ type prepPool struct {
 	// made is closed, and replaced, whenever a sandbox being made is
 	// made or fails to be.
 	made chan struct{}
+	// releasing counts the sandboxes an idle timer is releasing, which
+	// Close waits for.
+	releasing sync.WaitGroup
 	// went counts the runs prepared sandboxes ran.
 	went atomic.Int64
 	// exact is whether the waiter's shell exports nothing of its own
@@ -121,16 +124,14 @@ func (l *sandboxLauncher) Go(ctx context.Context, p *host.Plan) (bool, error) {
 	ps := l.prep
 	v, err := l.s.view(ctx, l.h, p)
 	if err != nil {
-		ps.pr.Abandon()
-		ps.closeFiles()
+		ps.pr.Abandon() // closes its files too
 		l.prep = nil
 		return false, err
 	}
 	l.parent = ps.parent
 	l.s.remember(ps.parent, v.binds)
 	if !slices.Equal(v.binds, ps.binds) || !ps.pr.Alive() {
-		ps.pr.Abandon()
-		ps.closeFiles()
+		ps.pr.Abandon() // closes its files too
 		l.prep = nil
 		return false, nil
 	}
@@ -141,8 +142,7 @@ func (l *sandboxLauncher) Go(ctx context.Context, p *host.Plan) (bool, error) {
 	env := append(q.EnvAt(p.WS.Under(sandboxWorkspace)), "PWD="+dir)
 	prog, err := program(l.h.env, l.s.state.prep.exact, dir, append([]string{v.exe}, p.Argv[1:]...), env)
 	if err != nil {
-		ps.pr.Abandon()
-		ps.closeFiles()
+		ps.pr.Abandon() // closes its files too
 		l.prep = nil
 		return false, nil
 	}
@@ -233,7 +233,7 @@ func (s *Executor) reserve(h *sandboxHost, parent string) *reservation {
 	r := &reservation{parent: parent, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		r.ps, r.err = s.prepareWorkspace(h, parent, binds)
+		r.ps, r.err = s.prepareWorkspace(parent, binds)
 	}()
 	return r
 }
@@ -264,9 +264,6 @@ func (s *Executor) launch(h *sandboxHost, r *reservation) {
 	go func() {
 		err := s.prepare(h, ps)
 		pp.mu.Lock()
-		if pp.making[parent]--; pp.making[parent] == 0 {
-			delete(pp.making, parent)
-		}
 		if errors.Is(err, errWaiterDidNotStart) {
 			pp.broken = true // the usual path for every run from now on
 		}
@@ -275,12 +272,17 @@ func (s *Executor) launch(h *sandboxHost, r *reservation) {
 			pp.ready = append(pp.ready, ps)
 			ps.timer = time.AfterFunc(preparedIdle, func() { s.expire(ps) })
 		}
+		pp.mu.Unlock()
+		if err == nil && !keep {
+			ps.release() // still being made: Close waits for it
+		}
+		pp.mu.Lock()
+		if pp.making[parent]--; pp.making[parent] == 0 {
+			delete(pp.making, parent)
+		}
 		close(pp.madeChan())
 		pp.made = nil
 		pp.mu.Unlock()
-		if err == nil && !keep {
-			ps.release()
-		}
 	}()
 }
 
@@ -291,10 +293,12 @@ func (s *Executor) expire(ps *prepSandbox) {
 	i := slices.Index(pp.ready, ps)
 	if i >= 0 {
 		pp.ready = slices.Delete(pp.ready, i, i+1)
+		pp.releasing.Add(1)
 	}
 	pp.mu.Unlock()
 	if i >= 0 {
 		ps.release()
+		pp.releasing.Done()
 	}
 }
 
@@ -311,6 +315,7 @@ func (s *Executor) closePrepared() {
 		ps.release()
 	}
 	pp.waitMade() // a sandbox made meanwhile releases itself: closed
+	pp.releasing.Wait()
 }
 
 // madeChan returns made, made on first use. pp.mu is held.
@@ -343,29 +348,18 @@ func (pp *prepPool) waitMade() {
 }
 
 // prepareWorkspace makes the workspace of a sandbox for a run in parent
-// with binds, and leases its user.
-func (s *Executor) prepareWorkspace(h *sandboxHost, parent string, binds []bind) (*prepSandbox, error) {
+// with binds (its user is leased once the run that reserved it is over,
+// see prepare: a run holds one uid at a time).
+func (s *Executor) prepareWorkspace(parent string, binds []bind) (*prepSandbox, error) {
 	ws, err := host.NewPreparedWorkspace(parent)
 	if err != nil {
 		return nil, err
 	}
-	ps := &prepSandbox{parent: parent, binds: binds}
-	if h.root {
-		if ps.user, err = s.user(); err != nil {
-			ws.Remove()
-			return nil, err
-		}
-		ws.OnRemove(ps.user.release)
-		if err = chownTree(ws.Dir, ps.user.uid, ps.user.gid, nil); err != nil {
-			ws.Remove()
-			return nil, err
-		}
-	}
-	ps.ws = ws
-	return ps, nil
+	return &prepSandbox{parent: parent, binds: binds, ws: ws}, nil
 }
 
-// prepare starts the chain of ps, whose workspace is made.
+// prepare leases ps's user (a root agent's) and starts its chain; its
+// workspace is made.
 func (s *Executor) prepare(h *sandboxHost, ps *prepSandbox) (err error) {
 	pp := &s.state.prep
 	pp.exactOnce.Do(func() { pp.exact = exportsNothing(h.sh, h.env) })
@@ -376,6 +370,15 @@ func (s *Executor) prepare(h *sandboxHost, ps *prepSandbox) (err error) {
 			ws.Remove()
 		}
 	}()
+	if h.root {
+		if ps.user, err = s.user(); err != nil {
+			return err
+		}
+		ws.OnRemove(ps.user.release)
+		if err = chownTree(ws.Dir, ps.user.uid, ps.user.gid, nil); err != nil {
+			return err
+		}
+	}
 	var goR, readyR, readyW *os.File
 	defer func() {
 		for _, f := range []*os.File{goR, readyR, readyW} {
@@ -428,6 +431,7 @@ func (s *Executor) prepare(h *sandboxHost, ps *prepSandbox) (err error) {
 	if ps.pr, err = host.StartPrepared(ws, build, mem, procs); err != nil {
 		return err
 	}
+	ps.pr.OnAbandon(ps.closeFiles)
 	readyW.Close()
 	readyW = nil
 	// Ready once the waiter runs: a chain that cannot get there is not
@@ -463,8 +467,7 @@ func (a runArgs) withWaiter(h *sandboxHost) runArgs {
 
 // release kills a prepared sandbox no run took and removes its workspace.
 func (ps *prepSandbox) release() {
-	ps.pr.Abandon()
-	ps.closeFiles()
+	ps.pr.Abandon() // closes its files too
 	ps.ws.Remove()
 }
 

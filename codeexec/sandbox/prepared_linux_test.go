@@ -344,3 +344,54 @@ func TestPreparedConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestPreparedFailedRun: a run that takes a prepared sandbox and fails
+// before it lets it go (its skill is over the staging limit) leaves
+// nothing of it: no process, no descriptor of the agent's.
+func TestPreparedFailedRun(t *testing.T) {
+	s, dir := prepFixture(t)
+	ps := s.state.prep.ready[0]
+	s.expire(ps)
+	base := openFDs()
+	warmPrepared(context.Background(), s)
+	if !readyFor(s, dir) {
+		t.Fatal("no prepared sandbox")
+	}
+	ps = s.state.prep.ready[0]
+	ctx, cancel := context.WithCancel(context.Background()) // no warming run (see init)
+	defer cancel()
+	req := codeexectest.Script("x.py", "print('ran')")
+	req.Limits.MaxSkillBytes = 1
+	if _, err := s.Execute(ctx, req); !errors.Is(err, codeexec.ErrTooLarge) {
+		t.Fatalf("Execute: %v, want ErrTooLarge", err)
+	}
+	if ps.pr.Alive() {
+		t.Error("the sandbox the failed run took is alive")
+	}
+	s.state.prep.waitMade()
+	if readyFor(s, dir) {
+		t.Fatal("a sandbox was prepared after a run that never started")
+	}
+	if n := openFDs(); n != base {
+		t.Errorf("%d descriptors open, %d before the sandbox was prepared", n, base)
+	}
+}
+
+// TestPreparedUncleanDir: a workspace directory given with a trailing
+// slash is the same directory: its runs take the sandboxes prepared for
+// it.
+func TestPreparedUncleanDir(t *testing.T) {
+	requireSandbox(t)
+	s := New(WithWorkspaceDir(hosttest.NewWorkspaceDir(t) + "/"))
+	t.Cleanup(func() { _ = s.Close() })
+	ctx, cancel := context.WithCancel(context.Background()) // no warming run (see init)
+	defer cancel()
+	for i := range 2 {
+		if _, err := s.Execute(ctx, codeexectest.Script("x.py", "print('ran')")); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	if went := s.state.prep.went.Load(); went != 1 {
+		t.Errorf("%d runs went in a prepared sandbox, want the second", went)
+	}
+}

@@ -13,8 +13,8 @@ import (
 // script's namespaces, as the run's user. It writes one byte to readyFD (the
 // sandbox is up), closes it, and reads the run's program from goFD, which
 // the agent writes once the skill is staged (see program): the program
-// closes goFD, enters the skill's folder and executes the script, through
-// env -i, with exactly the run's environment. A prepared sandbox released
+// closes goFD, enters the skill's folder and executes the script with
+// exactly the run's environment. A prepared sandbox released
 // unused reads end of file: the waiter exits with waiterReleased.
 //
 // A shell and not the agent's own executable: a Go program runs every

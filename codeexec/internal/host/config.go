@@ -170,9 +170,9 @@ func (c *Config) Interpreters() codeexec.Interpreters {
 // WorkspaceParent is the directory workspaces are created in.
 func (c *Config) WorkspaceParent() string {
 	if c.workspaceDir != "" {
-		return c.workspaceDir
+		return filepath.Clean(c.workspaceDir)
 	}
-	return os.TempDir()
+	return filepath.Clean(os.TempDir())
 }
 
 // cache returns the snapshot cache a run staged with mode uses, or nil for

@@ -45,6 +45,7 @@ type Prepared struct {
 	WS *Workspace
 
 	cmd            *exec.Cmd
+	cleanup        func() // see OnAbandon
 	g              *procGroup
 	cg             *runCgroup
 	stdout, stderr *os.File // the read ends of the child's stdout and stderr
@@ -159,7 +160,8 @@ func (pr *Prepared) Release() {
 }
 
 // Abandon kills the child and waits until it is gone, keeping its
-// workspace (a prepared child Go refused: the run goes on in it).
+// workspace (a prepared child Go refused, or a run that failed before it
+// let it go), and runs the launcher's cleanup.
 func (pr *Prepared) Abandon() {
 	pr.kill()
 	<-pr.exited
@@ -169,7 +171,15 @@ func (pr *Prepared) Abandon() {
 		pr.cg = nil
 	}
 	pr.closeOurs()
+	if f := pr.cleanup; f != nil {
+		pr.cleanup = nil
+		f()
+	}
 }
+
+// OnAbandon has fn run once, when the child is abandoned: what the
+// launcher holds for it (descriptors it would have closed after the run).
+func (pr *Prepared) OnAbandon(fn func()) { pr.cleanup = fn }
 
 // kill kills the child's process group.
 func (pr *Prepared) kill() {

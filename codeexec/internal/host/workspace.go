@@ -60,7 +60,9 @@ type Dirs struct {
 	Skill, Home, Tmp string
 }
 
-// OnRemove has fn run once the workspace is removed (a run's uid lease).
+// OnRemove has fn run once the workspace is removed (a run's cgroup, its
+// uid lease), the last added first: a run's cgroup is killed and removed
+// before its uid is leased again.
 func (ws *Workspace) OnRemove(fn func()) { ws.onRemove = append(ws.onRemove, fn) }
 
 // Under returns the child's directories when it sees workspace.dir at base.
@@ -270,7 +272,7 @@ func (ws *Workspace) waitSpare() {
 func (ws *Workspace) Remove() {
 	ws.waitSpare()
 	removeTree(ws.Root)
-	for _, f := range ws.onRemove {
+	for _, f := range slices.Backward(ws.onRemove) {
 		f()
 	}
 	if ws.lock != nil {

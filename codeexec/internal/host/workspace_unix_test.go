@@ -3,8 +3,10 @@
 package host
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,5 +135,28 @@ func TestWorkspaceSpares(t *testing.T) {
 	ws.Remove()
 	if _, err := os.Lstat(dead); !os.IsNotExist(err) {
 		t.Errorf("a dead agent's spare was not swept: %v", err)
+	}
+}
+
+// TestOnRemoveOrder: a workspace's removal hooks run after its tree is
+// gone, the last added first (a run's cgroup, added after its uid lease,
+// is killed and removed before the uid is leased again).
+func TestOnRemoveOrder(t *testing.T) {
+	ws, err := NewWorkspace(t.TempDir(), "skill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, name := range []string{"uid lease", "cgroup"} {
+		ws.OnRemove(func() {
+			if _, err := os.Lstat(ws.Root); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: the workspace is still there (%v)", name, err)
+			}
+			order = append(order, name)
+		})
+	}
+	ws.Remove()
+	if want := []string{"cgroup", "uid lease"}; !slices.Equal(order, want) {
+		t.Errorf("hooks ran %q, want %q", order, want)
 	}
 }

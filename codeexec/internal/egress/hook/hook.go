@@ -1,8 +1,8 @@
 // Package hook is the inside half of an egress allowlist: the agent's own
 // executable started in the sandbox before the script (see Flag). It
-// imports the standard library alone, so that its package initialization,
-// which runs the hook, comes before that of every other package of the
-// agent's: the agent's own inits (a Kubernetes client's, a model SDK's)
+// imports the standard library alone, so that Go initializes it among the
+// first packages, and its initialization, which runs the hook, comes
+// before the agent's own (a Kubernetes client's, a model SDK's), which
 // would otherwise cost each sandboxed run tens of milliseconds.
 package hook
 
