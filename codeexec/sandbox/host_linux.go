@@ -483,6 +483,14 @@ type runView struct {
 	path  string
 }
 
+// env is the environment of p's run as the sandbox shows it: its folders
+// under /workspace, v's PATH.
+func (v *runView) env(p *host.Plan) []string {
+	q := *p
+	q.HostPATH = v.path
+	return q.EnvAt(p.WS.Under(sandboxWorkspace))
+}
+
 // view works out what a run must see: its interpreter and the other
 // interpreters of the table (so a bash script can call python3), the
 // operator's read-only paths, and a PATH of directories that exist in the

@@ -122,29 +122,25 @@ func (l *sandboxLauncher) Take(ctx context.Context, parent string) *host.Prepare
 // the one it was made with; otherwise it kills it and says so.
 func (l *sandboxLauncher) Go(ctx context.Context, p *host.Plan) (bool, error) {
 	ps := l.prep
-	v, err := l.s.view(ctx, l.h, p)
-	if err != nil {
+	refuse := func(err error) (bool, error) {
 		ps.pr.Abandon() // closes its files too
 		l.prep = nil
 		return false, err
 	}
+	v, err := l.s.view(ctx, l.h, p)
+	if err != nil {
+		return refuse(err)
+	}
 	l.parent = ps.parent
 	l.s.remember(ps.parent, v.binds)
 	if !slices.Equal(v.binds, ps.binds) || !ps.pr.Alive() {
-		ps.pr.Abandon() // closes its files too
-		l.prep = nil
-		return false, nil
+		return refuse(nil)
 	}
-	q := *p
-	q.HostPATH = v.path
 	dir := sandboxWorkspace + "/" + p.WS.Name
 	// PWD as bubblewrap's --chdir sets it in an unprepared run.
-	env := append(q.EnvAt(p.WS.Under(sandboxWorkspace)), "PWD="+dir)
-	prog, err := program(l.h.env, l.s.state.prep.exact, dir, append([]string{v.exe}, p.Argv[1:]...), env)
+	prog, err := program(l.h.env, l.s.state.prep.exact, dir, append([]string{v.exe}, p.Argv[1:]...), append(v.env(p), "PWD="+dir))
 	if err != nil {
-		ps.pr.Abandon() // closes its files too
-		l.prep = nil
-		return false, nil
+		return refuse(nil)
 	}
 	w := ps.goW
 	ps.goW = nil
@@ -211,10 +207,9 @@ func (s *Executor) remember(parent string, binds []bind) {
 // reservation is the next sandbox for a workspace directory, its
 // workspace being made while the run that reserved it goes on.
 type reservation struct {
-	parent string
-	ps     *prepSandbox
-	err    error
-	done   chan struct{} // closed once ps and err are set
+	ps   *prepSandbox
+	err  error
+	done chan struct{} // closed once ps and err are set
 }
 
 // reserve starts making, in the background, the workspace of a sandbox
@@ -230,7 +225,7 @@ func (s *Executor) reserve(h *sandboxHost, parent string) *reservation {
 	}
 	pp.reserved++
 	pp.mu.Unlock()
-	r := &reservation{parent: parent, done: make(chan struct{})}
+	r := &reservation{done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		r.ps, r.err = s.prepareWorkspace(parent, binds)
@@ -258,9 +253,9 @@ func (s *Executor) launch(h *sandboxHost, r *reservation) {
 	if pp.making == nil {
 		pp.making = map[string]int{}
 	}
-	pp.making[r.parent]++
+	ps, parent := r.ps, r.ps.parent
+	pp.making[parent]++
 	pp.mu.Unlock()
-	ps, parent := r.ps, r.parent
 	go func() {
 		err := s.prepare(h, ps)
 		pp.mu.Lock()

@@ -425,9 +425,7 @@ func (l *sandboxLauncher) Command(ctx context.Context, p *host.Plan) (*exec.Cmd,
 		l.parent = filepath.Dir(p.WS.Root)
 		l.s.remember(l.parent, v.binds)
 	}
-	q := *p
-	q.HostPATH = v.path
-	env := q.EnvAt(p.WS.Under(sandboxWorkspace))
+	env := v.env(p)
 	if l.s.egress != nil {
 		env = withProxyEnv(env, l.s.egress)
 	}
@@ -576,7 +574,7 @@ func (eg *egressRun) finish(started bool) error {
 func argsFile(opts []string) (*os.File, error) {
 	var b []byte
 	for _, o := range opts {
-		if strings.IndexByte(o, 0) >= 0 {
+		if hasNUL(o) {
 			return nil, fmt.Errorf("%w: a sandbox option holds a NUL byte", codeexec.ErrInvalidRequest)
 		}
 		b = append(append(b, o...), 0)

@@ -187,7 +187,8 @@ type stagedRun struct {
 // and 5's prepare of the sequence above).
 func stageRun(ctx context.Context, cfg *Config, l Launcher, req *codeexec.Request) (*stagedRun, error) {
 	// The run cgroup is made while the workspace is taken and staged (a
-	// launcher that may have a prepared child for the run brings its own).
+	// launcher that may have a prepared child for the run brings its own,
+	// or has one made when the run starts the usual way: see run).
 	var cg *cgroupAhead
 	if _, prep := l.(Preparer); !prep {
 		cg = makeCgroupAhead(l)
@@ -200,9 +201,6 @@ func stageRun(ctx context.Context, cfg *Config, l Launcher, req *codeexec.Reques
 		return nil, err
 	}
 	st.cg = cg
-	if st.pr == nil && st.cg == nil {
-		st.cg = makeCgroupAhead(l)
-	}
 	ws := st.ws
 	mode := l.StageMode()
 	if st.snap, st.use, err = ws.stage(req, st.lim.MaxSkillBytes, mode, func() *cache { return cfg.cache(mode) }); err != nil {
@@ -365,7 +363,7 @@ func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *code
 		p.Bounded = false
 	}
 
-	if st.cg == nil { // the prepared child was refused: make one now
+	if st.cg == nil { // no prepared child, or Go refused it: make one now
 		st.cg = makeCgroupAhead(l)
 	}
 	cg := st.takeCgroup() // nil: none here, the launcher's own bounds apply
