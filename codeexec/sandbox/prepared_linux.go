@@ -24,7 +24,8 @@ import (
 // workspace and sends the waiter the script's command line; the sandbox
 // serves that run only and is gone after it. The next one's workspace is
 // made while a run goes on, its chain once the run is over: started
-// beside the script, it would slow it down by more than it saves. A run whose view of the host
+// beside the script, it would slow it down by more than it saves, unless
+// runs come back to back (see hurried). A run whose view of the host
 // (the binds: its interpreter, its dependencies) differs from the one the
 // sandbox was made with kills it and starts a sandbox the usual way. With
 // WithEgress (a proxy per run) nothing is prepared.
@@ -63,6 +64,10 @@ type prepPool struct {
 	releasing sync.WaitGroup
 	// went counts the runs prepared sandboxes ran.
 	went atomic.Int64
+	// ended is when the last run that prepares a next one was over
+	// (UnixNano), and chain how long the last sandbox took to be made,
+	// from its launch to its waiter: see hurried.
+	ended, chain atomic.Int64
 	// exact is whether the waiter's shell exports nothing of its own
 	// (see exportsNothing), found once, before the first sandbox is made.
 	exactOnce sync.Once
@@ -104,6 +109,7 @@ func (l *sandboxLauncher) Take(ctx context.Context, parent string) *host.Prepare
 	if !s.canPrepare() {
 		return nil
 	}
+	l.hurried = s.state.prep.hurried()
 	ps := s.state.prep.take(ctx, parent)
 	if ps == nil {
 		return nil
@@ -149,8 +155,34 @@ func (l *sandboxLauncher) Go(ctx context.Context, p *host.Plan) (bool, error) {
 		_, _ = w.WriteString(prog)
 		w.Close()
 	}()
-	l.next = l.s.reserve(l.h, ps.parent)
+	l.reserveNext(ps.parent)
 	return true, nil
+}
+
+// hurried reports whether runs come faster than sandboxes are made after
+// them: the last run was over less than a chain's making ago. The next
+// sandbox is then started beside the run rather than after it (see
+// reserveNext).
+func (pp *prepPool) hurried() bool {
+	return time.Now().UnixNano()-pp.ended.Load() < pp.chain.Load() // never, before a run is over
+}
+
+// reserveNext reserves the next sandbox for parent (see reserve). A
+// hurried run launches its chain at once, beside the script: it slows the
+// script down, but less than the next run would wait for a chain started
+// after it.
+func (l *sandboxLauncher) reserveNext(parent string) {
+	l.next = l.s.reserve(l.h, parent)
+	if l.next == nil || !l.hurried {
+		return
+	}
+	r := l.next
+	l.next = nil
+	l.launching = make(chan struct{})
+	go func() {
+		defer close(l.launching)
+		l.s.launch(l.h, r)
+	}()
 }
 
 // take removes a sandbox ready for parent from pp and returns it, waiting
@@ -257,7 +289,11 @@ func (s *Executor) launch(h *sandboxHost, r *reservation) {
 	pp.making[parent]++
 	pp.mu.Unlock()
 	go func() {
+		start := time.Now()
 		err := s.prepare(h, ps)
+		if err == nil {
+			pp.chain.Store(int64(time.Since(start)))
+		}
 		pp.mu.Lock()
 		if errors.Is(err, errWaiterDidNotStart) {
 			pp.broken = true // the usual path for every run from now on
@@ -489,6 +525,11 @@ func (ps *prepSandbox) closeFiles() {
 // run reserved, or, when it reserved none (the bound was reached then),
 // of one reserved now.
 func (l *sandboxLauncher) prepareNext() {
+	defer l.s.state.prep.ended.Store(time.Now().UnixNano())
+	if l.launching != nil {
+		<-l.launching // launched beside the run: registered before Execute returns
+		l.launching = nil
+	}
 	r := l.next
 	l.next = nil
 	if r == nil {

@@ -247,6 +247,89 @@ func TestPreparedBackToBack(t *testing.T) {
 	}
 }
 
+// TestPreparedHurried: a run is hurried when the last run was over less
+// than a chain's making ago.
+func TestPreparedHurried(t *testing.T) {
+	const chain = time.Hour
+	for _, c := range []struct {
+		name  string
+		ago   time.Duration // since the last run was over; 0: none yet
+		chain time.Duration
+		want  bool
+	}{
+		{"NoRunYet", 0, chain, false},
+		{"RightAfter", time.Millisecond, chain, true},
+		{"AfterAChain", chain + time.Second, chain, false},
+		{"NoChainYet", time.Millisecond, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var pp prepPool
+			if c.ago != 0 {
+				pp.ended.Store(time.Now().Add(-c.ago).UnixNano())
+			}
+			pp.chain.Store(int64(c.chain))
+			if got := pp.hurried(); got != c.want {
+				t.Errorf("hurried = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestPreparedBeside: a hurried run starts the next sandbox's chain beside
+// its script, which finds it made while it still runs; a run that is not
+// hurried starts it once it is over.
+func TestPreparedBeside(t *testing.T) {
+	requireSandbox(t)
+	const script = 2 * time.Second // the run's length; the next sandbox is made in far less
+	for _, hurried := range []bool{true, false} {
+		t.Run(fmt.Sprint("Hurried=", hurried), func(t *testing.T) {
+			dir := hosttest.NewWorkspaceDir(t)
+			s := New(WithWorkspaceDir(dir))
+			t.Cleanup(func() { _ = s.Close() })
+			ctx, cancel := context.WithCancel(context.Background()) // no warming run (see init)
+			defer cancel()
+			if _, err := s.Execute(ctx, codeexectest.Script("x.py", "")); err != nil {
+				t.Fatal(err)
+			}
+			pp := &s.state.prep
+			pp.waitMade()
+			if !readyFor(s, dir) {
+				t.Fatal("no prepared sandbox after a run")
+			}
+			pp.chain.Store(0)
+			if hurried {
+				pp.chain.Store(int64(time.Hour))
+				pp.ended.Store(time.Now().UnixNano())
+			}
+			done := make(chan error, 1)
+			go func() {
+				res, err := s.Execute(ctx, codeexectest.Script("x.py", fmt.Sprintf("import time; time.sleep(%g)", script.Seconds())))
+				if err == nil && res.ExitCode != 0 {
+					err = fmt.Errorf("exit %d: %s", res.ExitCode, res.Stderr.Text)
+				}
+				done <- err
+			}()
+			made := false
+			deadline := time.Now().Add(script * 3 / 4)
+			for pp.went.Load() == 0 && time.Now().Before(deadline) { // the run took the sandbox
+				time.Sleep(time.Millisecond)
+			}
+			for ; !made && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				made = readyFor(s, dir)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if made != hurried {
+				t.Errorf("next sandbox made while the script ran: %v, want %v", made, hurried)
+			}
+			if pp.went.Load() != 1 {
+				t.Errorf("%d runs went in a prepared sandbox, want 1", pp.went.Load())
+			}
+		})
+	}
+}
+
 // TestPreparedTake: take returns a sandbox ready for the workspace
 // directory, waits for one being made for it, and gives up when the
 // run's context ends; a sandbox for another directory is not taken.

@@ -341,6 +341,12 @@ type sandboxLauncher struct {
 	parent string
 	next   *reservation
 	trial  bool
+	// hurried is whether the run came before the last one's next
+	// sandbox could be made after it (see prepPool.hurried); launching is
+	// closed once the next sandbox, launched beside the run, is counted
+	// as being made.
+	hurried   bool
+	launching chan struct{}
 }
 
 // egressRun is one run's egress: the handoff socket's two ends (childEnd
@@ -518,7 +524,7 @@ func (s *Executor) newEgressRun(ctx context.Context) (*egressRun, error) {
 // it.
 func (l *sandboxLauncher) Started(int) {
 	if l.parent != "" {
-		l.next = l.s.reserve(l.h, l.parent)
+		l.reserveNext(l.parent)
 	}
 	eg := l.egress
 	if eg == nil {
