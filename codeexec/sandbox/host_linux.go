@@ -323,7 +323,7 @@ func (s *Executor) trial(ctx context.Context, h *sandboxHost) error {
 	if err != nil {
 		return fmt.Errorf("%w: bubblewrap %s: %v", codeexec.ErrSandboxUnavailable, h.version, err)
 	}
-	res, err := host.Run(cmd, nil, 4096, time.Second, l.Started)
+	res, err := host.Run(ctx, cmd, nil, 4096, time.Second, l.Started)
 	ferr := l.Finish(res)
 	switch {
 	case err != nil:

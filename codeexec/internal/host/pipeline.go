@@ -382,7 +382,7 @@ func (st *stagedRun) run(ctx context.Context, cfg *Config, l Launcher, req *code
 	if cmd.Cancel == nil {
 		err = fmt.Errorf("%w: launcher did not use exec.CommandContext", codeexec.ErrStart)
 	} else {
-		res, err = run(cmd, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault(), startedFunc(l, ws), cg)
+		res, err = run(runCtx, cmd, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault(), startedFunc(l, ws), cg)
 	}
 	return st.finish(l, req, in, res, err, cg)
 }
@@ -461,7 +461,8 @@ func collectFrom(skill string, root dirHandle, snap snapshot, lim codeexec.FileL
 }
 
 // Run wires cmd (stdio, process group, cancellation), runs it to the end and
-// kills whatever is left of its process group.
+// kills whatever is left of its process group. ctx is the context cmd was
+// made with (see startBounded).
 //
 // The output pipes are the pipeline's own (see output): the child gets the
 // write ends, the parent's copies are closed at once, and two readers of
@@ -475,13 +476,13 @@ func collectFrom(skill string, root dirHandle, snap snapshot, lim codeexec.FileL
 //
 // started, when not nil, is given the child's PID (its process group) once
 // it runs.
-func Run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration, started func(pid int)) (*codeexec.Result, error) {
-	return run(cmd, stdin, maxChars, waitDelay, started, nil)
+func Run(ctx context.Context, cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration, started func(pid int)) (*codeexec.Result, error) {
+	return run(ctx, cmd, stdin, maxChars, waitDelay, started, nil)
 }
 
 // run is Run with the child started in the run cgroup cg (nil: none),
 // whose processes are all killed once the leader has exited.
-func run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration, started func(pid int), cg *runCgroup) (*codeexec.Result, error) {
+func run(ctx context.Context, cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration, started func(pid int), cg *runCgroup) (*codeexec.Result, error) {
 	stdout, outW, err := newOutput(maxChars)
 	if err != nil {
 		return nil, fmt.Errorf("%w: stdout pipe: %w", codeexec.ErrStart, err)
@@ -502,15 +503,18 @@ func run(cmd *exec.Cmd, stdin []byte, maxChars int, waitDelay time.Duration, sta
 	closeInherited(cmd)
 	g := newProcGroup(cmd)
 	var killed atomic.Bool
-	cmd.Cancel = func() error {
-		killed.Store(true)
-		killTree(cmd)
-		return nil
+	cancel := func(c *exec.Cmd) func() error {
+		return func() error {
+			killed.Store(true)
+			killTree(c)
+			return nil
+		}
 	}
+	cmd.Cancel = cancel(cmd)
 	cmd.WaitDelay = waitDelay
 
 	start := time.Now()
-	err = startBounded(cmd, cg)
+	cmd, err = startBounded(ctx, cmd, cg, cancel)
 	// The child holds its own copies of the write ends now (or never
 	// will): while the parent kept one, no reader would see EOF.
 	outW.Close()

@@ -116,11 +116,12 @@ func StartPrepared(ws *Workspace, build func(bounded bool) (*exec.Cmd, error), m
 		}
 		return nil, err
 	}
-	pr.cmd = cmd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	closeInherited(cmd)
 	pr.g = newProcGroup(cmd)
-	if err := startBounded(cmd, pr.cg); err != nil {
+	cmd, err = startBounded(context.Background(), cmd, pr.cg, nil) // build's is exec.Command's
+	pr.cmd = cmd
+	if err != nil {
 		pr.g.abort()
 		if cmd.Process != nil {
 			_ = cmd.Process.Kill()

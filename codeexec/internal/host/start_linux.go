@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -25,10 +26,17 @@ var noPtrace atomic.Bool
 // choice (oom_score_adj 1000) and, when g is not nil, in g, before it runs
 // its first instruction: the child stops at its exec (it is traced), is
 // bounded, and only then let go. Its children inherit both. Where tracing
-// is forbidden, the child is bounded right after it starts instead.
-func startBounded(cmd *exec.Cmd, g *runCgroup) error {
+// is forbidden (a seccomp filter, Yama, an agent run under strace or a
+// debugger), the child is bounded right after it starts instead.
+//
+// It returns the command that runs: cmd, or, when the traced start was
+// refused, a copy of it (os/exec starts a command once, even one whose
+// start failed), made with ctx, the context cmd was made with
+// (context.Background for exec.Command's), and given cancel(copy) as its
+// Cancel (nil: none).
+func startBounded(ctx context.Context, cmd *exec.Cmd, g *runCgroup, cancel func(*exec.Cmd) func() error) (*exec.Cmd, error) {
 	if noPtrace.Load() {
-		return startThenBound(cmd, g)
+		return cmd, startThenBound(cmd, g)
 	}
 	// The tracer is the thread that forks: keep this goroutine on it until
 	// the child is let go.
@@ -39,10 +47,14 @@ func startBounded(cmd *exec.Cmd, g *runCgroup) error {
 	cmd.SysProcAttr.Ptrace = false
 	if errors.Is(err, syscall.EPERM) {
 		noPtrace.Store(true)
-		return startThenBound(cmd, g)
+		again := copyCmd(ctx, cmd)
+		if cancel != nil {
+			again.Cancel = cancel(again)
+		}
+		return again, startThenBound(again, g)
 	}
 	if err != nil {
-		return err
+		return cmd, err
 	}
 	pid := cmd.Process.Pid
 	// Wait for the stop without reaping: a child killed meanwhile (the run
@@ -55,16 +67,27 @@ func startBounded(cmd *exec.Cmd, g *runCgroup) error {
 		}
 	}
 	if err != nil {
-		return err
+		return cmd, err
 	}
 	if info.Code != cldTrapped && info.Code != cldStopped {
-		return nil // dead before it ran: its result says how
+		return cmd, nil // dead before it ran: its result says how
 	}
 	berr := bound(pid, g)
 	if err := syscall.PtraceDetach(pid); err != nil {
-		return err
+		return cmd, err
 	}
-	return berr
+	return cmd, berr
+}
+
+// copyCmd is a command like cmd, not started, made with ctx, without a
+// Cancel.
+func copyCmd(ctx context.Context, cmd *exec.Cmd) *exec.Cmd {
+	c := exec.CommandContext(ctx, cmd.Path)
+	c.Cancel = nil
+	c.Args, c.Env, c.Dir = cmd.Args, cmd.Env, cmd.Dir
+	c.Stdin, c.Stdout, c.Stderr, c.ExtraFiles = cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.ExtraFiles
+	c.SysProcAttr, c.WaitDelay = cmd.SysProcAttr, cmd.WaitDelay
+	return c
 }
 
 // The si_code values waitid reports for a stopped child (linux/signal.h):

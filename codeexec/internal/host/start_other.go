@@ -2,7 +2,13 @@
 
 package host
 
-import "os/exec"
+import (
+	"context"
+	"os/exec"
+)
 
-// startBounded starts cmd: there is no OOM score or run cgroup off Linux.
-func startBounded(cmd *exec.Cmd, _ *runCgroup) error { return cmd.Start() }
+// startBounded starts cmd and returns it: there is no OOM score or run
+// cgroup off Linux.
+func startBounded(_ context.Context, cmd *exec.Cmd, _ *runCgroup, _ func(*exec.Cmd) func() error) (*exec.Cmd, error) {
+	return cmd, cmd.Start()
+}
