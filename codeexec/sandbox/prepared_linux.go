@@ -64,9 +64,9 @@ type prepPool struct {
 	releasing sync.WaitGroup
 	// went counts the runs prepared sandboxes ran.
 	went atomic.Int64
-	// ended is when the last run that prepares a next one was over
-	// (UnixNano), and chain how long the last sandbox took to be made,
-	// from its launch to its waiter: see hurried.
+	// ended is when the last run that prepares a next one was over (see
+	// sinceStart), and chain how long the last sandbox took to be made,
+	// from its chain's start to its waiter: see hurried.
 	ended, chain atomic.Int64
 	// exact is whether the waiter's shell exports nothing of its own
 	// (see exportsNothing), found once, before the first sandbox is made.
@@ -164,8 +164,24 @@ func (l *sandboxLauncher) Go(ctx context.Context, p *host.Plan) (bool, error) {
 // sandbox is then started beside the run rather than after it (see
 // reserveNext).
 func (pp *prepPool) hurried() bool {
-	return time.Now().UnixNano()-pp.ended.Load() < pp.chain.Load() // never, before a run is over
+	if pp.ended.Load() == 0 {
+		return false // no run is over yet
+	}
+	return sinceStart()-pp.ended.Load() < min(pp.chain.Load(), int64(hurriedBound))
 }
+
+// hurriedBound bounds the chain's making time hurried compares with: one
+// chain slow to be made does not make an agent's runs, which come seconds
+// apart, hurried.
+const hurriedBound = time.Second
+
+// processStart is when the process started, as the monotonic clock has it.
+var processStart = time.Now()
+
+// sinceStart is the monotonic time since the process started, in
+// nanoseconds (never 0 once a run is over): a clock set back does not
+// make runs hurried.
+func sinceStart() int64 { return int64(time.Since(processStart)) }
 
 // reserveNext reserves the next sandbox for parent (see reserve). A
 // hurried run launches its chain at once, beside the script: it slows the
@@ -266,9 +282,10 @@ func (s *Executor) reserve(h *sandboxHost, parent string) *reservation {
 }
 
 // launch waits for r's workspace and starts its sandbox's chain in the
-// background: run by a run once it is over (see Finish), so that it
-// neither slows the run down nor makes anything in its workspace
-// directory after Execute returned (a test's t.TempDir may be removed at
+// background: run by a run once it is over (see Finish), so that it does
+// not slow the run down, or beside a hurried run (see reserveNext); in
+// both cases before Execute returns, so that nothing is made in its
+// workspace directory after that (a test's t.TempDir may be removed at
 // once).
 func (s *Executor) launch(h *sandboxHost, r *reservation) {
 	<-r.done
@@ -289,11 +306,7 @@ func (s *Executor) launch(h *sandboxHost, r *reservation) {
 	pp.making[parent]++
 	pp.mu.Unlock()
 	go func() {
-		start := time.Now()
 		err := s.prepare(h, ps)
-		if err == nil {
-			pp.chain.Store(int64(time.Since(start)))
-		}
 		pp.mu.Lock()
 		if errors.Is(err, errWaiterDidNotStart) {
 			pp.broken = true // the usual path for every run from now on
@@ -379,8 +392,9 @@ func (pp *prepPool) waitMade() {
 }
 
 // prepareWorkspace makes the workspace of a sandbox for a run in parent
-// with binds (its user is leased once the run that reserved it is over,
-// see prepare: a run holds one uid at a time).
+// with binds (its user is leased when its chain is launched, see
+// prepare: once the run that reserved it is over, unless that run is
+// hurried).
 func (s *Executor) prepareWorkspace(parent string, binds []bind) (*prepSandbox, error) {
 	ws, err := host.NewPreparedWorkspace(parent)
 	if err != nil {
@@ -459,6 +473,7 @@ func (s *Executor) prepare(h *sandboxHost, ps *prepSandbox) (err error) {
 	}
 	mem, _ := limit(s.memory, DefaultMemory)
 	procs, _ := limit(s.procs, DefaultProcesses)
+	begun := time.Now()
 	if ps.pr, err = host.StartPrepared(ws, build, mem, procs); err != nil {
 		return err
 	}
@@ -473,6 +488,7 @@ func (s *Executor) prepare(h *sandboxHost, ps *prepSandbox) (err error) {
 		ps.pr = nil
 		return errWaiterDidNotStart
 	}
+	pp.chain.Store(int64(time.Since(begun)))
 	// The helpers have read their options and the filter, and the outer
 	// bubblewrap has written its init's PID: the agent keeps only what it
 	// reads after the run (the status, the init) and the waiter's pipe.
@@ -525,7 +541,7 @@ func (ps *prepSandbox) closeFiles() {
 // run reserved, or, when it reserved none (the bound was reached then),
 // of one reserved now.
 func (l *sandboxLauncher) prepareNext() {
-	defer l.s.state.prep.ended.Store(time.Now().UnixNano())
+	defer func() { l.s.state.prep.ended.Store(sinceStart()) }()
 	if l.launching != nil {
 		<-l.launching // launched beside the run: registered before Execute returns
 		l.launching = nil

@@ -248,7 +248,7 @@ func TestPreparedBackToBack(t *testing.T) {
 }
 
 // TestPreparedHurried: a run is hurried when the last run was over less
-// than a chain's making ago.
+// than a chain's making ago, that making counted up to hurriedBound.
 func TestPreparedHurried(t *testing.T) {
 	const chain = time.Hour
 	for _, c := range []struct {
@@ -259,13 +259,15 @@ func TestPreparedHurried(t *testing.T) {
 	}{
 		{"NoRunYet", 0, chain, false},
 		{"RightAfter", time.Millisecond, chain, true},
-		{"AfterAChain", chain + time.Second, chain, false},
+		{"WithinAChain", hurriedBound / 2, hurriedBound, true},
+		{"AfterAChain", hurriedBound / 2, hurriedBound / 4, false},
+		{"PastTheBound", 2 * hurriedBound, 4 * hurriedBound, false},
 		{"NoChainYet", time.Millisecond, 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var pp prepPool
 			if c.ago != 0 {
-				pp.ended.Store(time.Now().Add(-c.ago).UnixNano())
+				pp.ended.Store(sinceStart() - int64(c.ago))
 			}
 			pp.chain.Store(int64(c.chain))
 			if got := pp.hurried(); got != c.want {
@@ -280,7 +282,7 @@ func TestPreparedHurried(t *testing.T) {
 // hurried starts it once it is over.
 func TestPreparedBeside(t *testing.T) {
 	requireSandbox(t)
-	const script = 2 * time.Second // the run's length; the next sandbox is made in far less
+	const script = 4 * time.Second // the run's length; the next sandbox is made in far less
 	for _, hurried := range []bool{true, false} {
 		t.Run(fmt.Sprint("Hurried=", hurried), func(t *testing.T) {
 			dir := hosttest.NewWorkspaceDir(t)
@@ -298,8 +300,8 @@ func TestPreparedBeside(t *testing.T) {
 			}
 			pp.chain.Store(0)
 			if hurried {
-				pp.chain.Store(int64(time.Hour))
-				pp.ended.Store(time.Now().UnixNano())
+				pp.chain.Store(int64(hurriedBound))
+				pp.ended.Store(sinceStart())
 			}
 			done := make(chan error, 1)
 			go func() {
@@ -310,7 +312,7 @@ func TestPreparedBeside(t *testing.T) {
 				done <- err
 			}()
 			made := false
-			deadline := time.Now().Add(script * 3 / 4)
+			deadline := time.Now().Add(script - time.Second)
 			for pp.went.Load() == 0 && time.Now().Before(deadline) { // the run took the sandbox
 				time.Sleep(time.Millisecond)
 			}

@@ -18,8 +18,9 @@ import (
 // not lower).
 const oomScoreAdj = 1000
 
-// noPtrace is set once starting a traced child failed (ptrace forbidden,
-// by seccomp or Yama): runs are then bounded right after they start.
+// noPtrace is set once a traced start failed with EPERM where an untraced
+// one worked (ptrace forbidden, by seccomp or Yama, or the agent traced):
+// runs are then bounded right after they start.
 var noPtrace atomic.Bool
 
 // startBounded starts cmd so that its process is the OOM killer's first
@@ -46,12 +47,15 @@ func startBounded(ctx context.Context, cmd *exec.Cmd, g *runCgroup, cancel func(
 	err := cmd.Start()
 	cmd.SysProcAttr.Ptrace = false
 	if errors.Is(err, syscall.EPERM) {
-		noPtrace.Store(true)
 		again := copyCmd(ctx, cmd)
 		if cancel != nil {
 			again.Cancel = cancel(again)
 		}
-		return again, startThenBound(again, g)
+		err = startThenBound(again, g)
+		if again.Process != nil { // it was the tracing that was refused
+			noPtrace.Store(true)
+		}
+		return again, err
 	}
 	if err != nil {
 		return cmd, err

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,38 +16,67 @@ import (
 	"github.com/adkskills/adkskills/codeexec/codeexectest"
 )
 
-// refusePtrace is the environment variable that has TestPtraceRefused's
-// child refuse itself ptrace(2).
-const refusePtrace = "ADKSKILLS_TEST_REFUSE_PTRACE"
+// denySyscall is the environment variable that has TestStartRefused's
+// child refuse itself the system call it names (see refused).
+const denySyscall = "ADKSKILLS_TEST_DENY_SYSCALL"
 
-// TestPtraceRefused: where ptrace is refused (a seccomp filter, Yama, an
-// agent run under strace or a debugger), the first run's traced start
-// fails with EPERM and the run starts untraced instead, bounded right
-// after it starts; so do the runs after it. Its stdin, a pipe os/exec
-// made for the first start, reaches the script, and its timeout still
-// ends it. It runs in a child
-// process, whose filter returns EPERM for every ptrace(2) of every thread.
-func TestPtraceRefused(t *testing.T) {
-	if os.Getenv(refusePtrace) == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestPtraceRefused$", "-test.v")
-		cmd.Env = append(os.Environ(), refusePtrace+"=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestPtraceRefused") {
-			t.Fatalf("the child test: %v\n%s", err, out)
+// refused are the system calls TestStartRefused's children are refused,
+// by name.
+var refused = map[string]uint32{"ptrace": unix.SYS_PTRACE, "execve": unix.SYS_EXECVE}
+
+// TestStartRefused runs each case in a child process of its own, whose
+// seccomp filter fails one system call with EPERM for every thread.
+//
+// Ptrace: where tracing is refused (a seccomp filter, Yama, an agent run
+// under strace or a debugger), the first run's traced start fails with
+// EPERM and the run starts untraced instead, bounded right after it
+// starts; so do the runs after it. Its stdin, a pipe os/exec made for the
+// first start, reaches the script, and its timeout still ends it.
+//
+// Execve: an EPERM that is not tracing's (the untraced start fails too)
+// fails the run and leaves the next runs traced.
+func TestStartRefused(t *testing.T) {
+	name := os.Getenv(denySyscall)
+	if name == "" {
+		for name := range refused {
+			t.Run(name, func(t *testing.T) {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestStartRefused$", "-test.v")
+				cmd.Env = append(os.Environ(), denySyscall+"="+name)
+				out, err := cmd.CombinedOutput()
+				if err == nil && strings.Contains(string(out), "--- SKIP: TestStartRefused") {
+					t.Skipf("the child test skipped:\n%s", out)
+				}
+				if err != nil || !strings.Contains(string(out), "--- PASS: TestStartRefused") {
+					t.Fatalf("the child test: %v\n%s", err, out)
+				}
+			})
 		}
 		return
 	}
-	if err := denyPtrace(); err != nil {
-		t.Fatalf("installing the filter: %v", err)
+	if err := deny(refused[name]); err != nil {
+		t.Skipf("no seccomp filter here: %v", err)
 	}
 	if noPtrace.Load() {
 		t.Fatal("noPtrace set before any run")
 	}
-	e := newLocal(withWorkspaceDir(t.TempDir()))
+	// A WaitDelay far past the timeout: a run its Cancel does not kill
+	// at the timeout ends only then.
+	const waitDelay = 10 * time.Second
+	e := newLocal(withWorkspaceDir(t.TempDir()), func(c *Config) { c.SetWaitDelay(waitDelay) })
+	defer e.cfg.WaitRemovals()
+	req := codeexectest.Script("scripts/cat.sh", "cat")
+	req.Stdin = []byte("in\n")
+	if name == "execve" {
+		if _, err := e.Execute(context.Background(), req); !errors.Is(err, codeexec.ErrStart) {
+			t.Errorf("a run whose exec is refused: %v, want ErrStart", err)
+		}
+		if noPtrace.Load() {
+			t.Error("an EPERM not from tracing set noPtrace")
+		}
+		return
+	}
 	const runs = 2
 	for i := range runs {
-		req := codeexectest.Script("scripts/cat.sh", "cat")
-		req.Stdin = []byte("in\n")
 		res, err := e.Execute(context.Background(), req)
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
@@ -62,28 +92,27 @@ func TestPtraceRefused(t *testing.T) {
 	// timeout kills the script's group at once, not os/exec's WaitDelay
 	// later.
 	noPtrace.Store(false)
-	req := codeexectest.Script("scripts/wait.sh", "exec sleep 60") // no child left for PID 1 to reap
+	req = codeexectest.Script("scripts/wait.sh", "exec sleep 60") // no child left for PID 1 to reap
 	req.Limits.Timeout = 200 * time.Millisecond
 	start := time.Now()
 	res, err := e.Execute(context.Background(), req)
 	if err != nil || !res.TimedOut {
 		t.Errorf("a run past its timeout: %v %+v, want it timed out", err, res)
 	}
-	if d := time.Since(start); d >= req.Limits.Timeout+codeexec.DefaultWaitDelay {
+	if d := time.Since(start); d >= waitDelay/2 {
 		t.Errorf("the timed-out run took %v: not killed at its timeout", d)
 	}
-	e.cfg.WaitRemovals()
 }
 
-// denyPtrace installs, for every thread of the process, a seccomp filter
-// that fails ptrace(2) with EPERM and allows everything else.
-func denyPtrace() error {
+// deny installs, for every thread of the process, a seccomp filter that
+// fails the system call nr with EPERM and allows everything else.
+func deny(nr uint32) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return err
 	}
 	filter := []unix.SockFilter{
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // seccomp_data.nr
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_PTRACE, Jt: 0, Jf: 1},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: nr, Jt: 0, Jf: 1},
 		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
 		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
 	}
