@@ -5,9 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/codeexec/codeexectest"
 )
 
@@ -124,5 +128,55 @@ func TestRunCgroupRemoved(t *testing.T) {
 				t.Errorf("run cgroups left: %v", left)
 			}
 		})
+	}
+}
+
+// TestBoundedRunInCgroup: a run of a launcher that bounds runs is in a
+// run cgroup of its own while it runs, which RunCgroups lists, and which
+// is gone once the executor's removals are done.
+func TestBoundedRunInCgroup(t *testing.T) {
+	if _, err := hostCgroups(); err != nil {
+		t.Skipf("runs get no cgroup here: %v", err)
+	}
+	cfg := &Config{workspaceDir: t.TempDir()}
+	// The script waits for the test to have looked at RunCgroups.
+	done := filepath.Join(t.TempDir(), "looked")
+	req := codeexectest.Script("scripts/a.sh", `cat /proc/self/cgroup; while [ ! -e "$DONE" ]; do sleep 0.01; done`)
+	req.Env = map[string]string{"DONE": done}
+	type outcome struct {
+		res *codeexec.Result
+		err error
+	}
+	ran := make(chan outcome, 1)
+	go func() {
+		res, err := Execute(context.Background(), cfg, boundedFake{}, req)
+		ran <- outcome{res, err}
+	}()
+	var listed []string
+	for deadline := time.Now().Add(GroupGoneBound); len(listed) == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		listed = RunCgroups()
+	}
+	if err := os.WriteFile(done, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := <-ran
+	if o.err != nil || o.res.ExitCode != 0 {
+		t.Fatalf("%v %+v", o.err, o.res)
+	}
+	var name string
+	for _, line := range strings.Split(o.res.Stdout.Text, "\n") {
+		if _, p, ok := strings.Cut(line, ":memory:"); ok {
+			name = filepath.Base(p)
+		}
+	}
+	if !strings.HasPrefix(name, runCgroupPrefix+strconv.Itoa(os.Getpid())+"-") {
+		t.Fatalf("the run's memory cgroup is %q, want a run cgroup of this process's:\n%s", name, o.res.Stdout.Text)
+	}
+	if !slices.ContainsFunc(listed, func(dir string) bool { return filepath.Base(dir) == name }) {
+		t.Errorf("while the run ran, RunCgroups listed %v, not its cgroup %s", listed, name)
+	}
+	cfg.WaitRemovals()
+	if left := RunCgroups(); len(left) != 0 {
+		t.Errorf("run cgroups left: %v", left)
 	}
 }

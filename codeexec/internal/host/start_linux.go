@@ -73,7 +73,7 @@ func startBounded(ctx context.Context, cmd *exec.Cmd, g *runCgroup, cancel func(
 	if err != nil {
 		return cmd, err
 	}
-	if info.Code != cldTrapped && info.Code != cldStopped {
+	if info.Code != cldTrapped {
 		return cmd, nil // dead before it ran: its result says how
 	}
 	berr := bound(pid, g)
@@ -94,12 +94,10 @@ func copyCmd(ctx context.Context, cmd *exec.Cmd) *exec.Cmd {
 	return c
 }
 
-// The si_code values waitid reports for a stopped child (linux/signal.h):
-// a traced one, and a stopped one.
-const (
-	cldTrapped = 4
-	cldStopped = 5
-)
+// cldTrapped is the si_code waitid reports for a traced child that
+// stopped (linux/signal.h): a tracer waiting for its own child is told of
+// every stop so, never with CLD_STOPPED.
+const cldTrapped = 4
 
 // startThenBound starts cmd and bounds it at once.
 func startThenBound(cmd *exec.Cmd, g *runCgroup) error {

@@ -3,9 +3,13 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -121,4 +125,28 @@ func deny(nr uint32) error {
 		return errno
 	}
 	return nil
+}
+
+// TestStartBoundFails: a child that cannot be bounded (its run cgroup is
+// gone) fails its start, traced or not, and is left for the caller to
+// kill.
+func TestStartBoundFails(t *testing.T) {
+	for _, traced := range []bool{true, false} {
+		t.Run(fmt.Sprint("Traced=", traced), func(t *testing.T) {
+			old := noPtrace.Load()
+			noPtrace.Store(!traced)
+			defer noPtrace.Store(old)
+			gone := &runCgroup{dirs: []string{filepath.Join(t.TempDir(), "gone")}}
+			cmd := exec.Command("/bin/sh", "-c", "exec sleep 60")
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+			started, err := startBounded(context.Background(), cmd, gone, nil)
+			if started.Process != nil {
+				_ = started.Process.Kill()
+				_ = started.Wait()
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("start into a cgroup that is gone: %v, want its join's ENOENT", err)
+			}
+		})
+	}
 }
