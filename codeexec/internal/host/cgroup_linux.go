@@ -261,19 +261,13 @@ func (g *runCgroup) oomKilled() bool {
 
 // kill kills every process of g until none is left or bound passes.
 func (g *runCgroup) kill(bound time.Duration) {
-	deadline := time.Now().Add(bound)
-	// Most often only exiting processes are left, gone within a fraction
-	// of a millisecond: the pause starts short.
-	for pause := 50 * time.Microsecond; ; pause = min(2*pause, 10*time.Millisecond) {
+	killUntilGone(bound, func() bool {
 		pids := g.pids()
-		if len(pids) == 0 || time.Now().After(deadline) {
-			return
-		}
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		time.Sleep(pause)
-	}
+		return len(pids) > 0
+	})
 }
 
 // pids lists g's processes. Under v1 its memory directory lists them all:

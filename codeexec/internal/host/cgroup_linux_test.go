@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -178,5 +180,38 @@ func TestBoundedRunInCgroup(t *testing.T) {
 	cfg.WaitRemovals()
 	if left := RunCgroups(); len(left) != 0 {
 		t.Errorf("run cgroups left: %v", left)
+	}
+}
+
+// TestRunCgroupKill: kill leaves no process in the cgroup, and returns as
+// soon as there is none, well before its bound.
+func TestRunCgroupKill(t *testing.T) {
+	h, err := hostCgroups()
+	if err != nil {
+		t.Skipf("runs get no cgroup here: %v", err)
+	}
+	g, err := h.create(64<<20, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.remove()
+	cmd := exec.Command("/bin/sh", "-c", "sleep 60 & sleep 60 & exec sleep 60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	started, err := startBounded(context.Background(), cmd, g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = started.Wait() }()
+	for deadline := time.Now().Add(GroupGoneBound); len(g.pids()) < 3 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond) // the shell starts its two children
+	}
+	const bound = 4 * time.Second
+	start := time.Now()
+	g.kill(bound)
+	if left := g.pids(); len(left) != 0 {
+		t.Errorf("processes left in the cgroup after kill: %v", left)
+	}
+	if d := time.Since(start); d >= bound/2 {
+		t.Errorf("kill took %v of its %v bound with nothing left", d, bound)
 	}
 }

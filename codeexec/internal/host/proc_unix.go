@@ -4,6 +4,7 @@ package host
 
 import (
 	"errors"
+	"iter"
 	"os"
 	"os/exec"
 	"syscall"
@@ -31,14 +32,33 @@ func (g *procGroup) finish() {
 	if g.pid <= 0 {
 		return
 	}
-	deadline := time.Now().Add(GroupGoneBound)
-	for pause := 100 * time.Microsecond; ; pause = min(2*pause, 10*time.Millisecond) {
+	killUntilGone(GroupGoneBound, func() bool {
 		killGroup(g.pid)
 		reapGroup(g.pid)
-		if err := syscall.Kill(-g.pid, 0); errors.Is(err, syscall.ESRCH) || time.Now().After(deadline) {
+		return !errors.Is(syscall.Kill(-g.pid, 0), syscall.ESRCH)
+	})
+}
+
+// killUntilGone calls kill, which kills what it finds of a run and
+// reports whether anything was, between killPauses, until nothing is
+// found or bound has passed.
+func killUntilGone(bound time.Duration, kill func() (found bool)) {
+	deadline := time.Now().Add(bound)
+	for pause := range killPauses() {
+		if !kill() || time.Now().After(deadline) {
 			return
 		}
 		time.Sleep(pause)
+	}
+}
+
+// killPauses are the pauses between kills: from 50 µs (most often only
+// exiting processes are left, gone within a fraction of a millisecond),
+// doubling, up to 10 ms.
+func killPauses() iter.Seq[time.Duration] {
+	return func(yield func(time.Duration) bool) {
+		for p := 50 * time.Microsecond; yield(p); p = min(2*p, 10*time.Millisecond) {
+		}
 	}
 }
 
