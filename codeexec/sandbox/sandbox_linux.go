@@ -21,6 +21,7 @@ import (
 
 	"github.com/adkskills/adkskills/codeexec"
 	"github.com/adkskills/adkskills/codeexec/internal/egress"
+	"github.com/adkskills/adkskills/codeexec/internal/egress/hook"
 	"github.com/adkskills/adkskills/codeexec/internal/host"
 )
 
@@ -305,7 +306,7 @@ func (s *Executor) chainArgs(h *sandboxHost, u runUser, wsDir, skillName string,
 	if s.egress != nil {
 		// Under the rlimits and the filter, in the script's namespaces:
 		// the hook listens there, hands the socket over and becomes argv.
-		a.rest = append(a.rest, egress.HookArgs(hookPath, handoffFD, egress.InsidePort)...)
+		a.rest = append(a.rest, hook.Args(hookPath, handoffFD, egress.InsidePort)...)
 	}
 	a.rest = append(a.rest, argv...)
 	return a

@@ -4,7 +4,7 @@
 //
 // The script keeps a network namespace of its own with only a loopback
 // interface. A hook started inside it before the script (the agent's own
-// executable, see [HookArgs]) listens on 127.0.0.1:[InsidePort] there and
+// executable, see package hook) listens on 127.0.0.1:[InsidePort] there and
 // hands the listening socket to the agent ([ReceiveListener]), which serves
 // a [Proxy] on it; [Policy.Env] points the script's HTTP_PROXY, HTTPS_PROXY
 // and NO_PROXY at it. HTTPS goes through as CONNECT tunnels (no TLS

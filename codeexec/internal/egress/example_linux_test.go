@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/adkskills/adkskills/codeexec/internal/egress"
+	"github.com/adkskills/adkskills/codeexec/internal/egress/hook"
 )
 
 // ExamplePair shows the agent's side of the handoff. The child end goes to
@@ -17,7 +18,7 @@ func ExamplePair() {
 		panic(err)
 	}
 	defer agent.Close()
-	fmt.Println(egress.HookArgs("/run/adkskills/egress-hook", 3, egress.InsidePort))
+	fmt.Println(hook.Args("/run/adkskills/egress-hook", 3, egress.InsidePort))
 	child.Close() // as the agent does once the sandbox has started
 	_, err = egress.ReceiveListener(context.Background(), agent, egress.InsidePort)
 	fmt.Println(err)

@@ -10,20 +10,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/adkskills/adkskills/codeexec/internal/egress/hook"
-
 	"golang.org/x/sys/unix"
 )
 
-// HookArgs returns the command line that runs argv behind the hook (see
-// package hook): exe is the agent's executable as the sandbox sees it, fd
-// the descriptor number the child end of [Pair] has there, port the port
-// to listen on ([InsidePort]). Append the script's argv to it.
-func HookArgs(exe string, fd int, port uint16) []string { return hook.Args(exe, fd, port) }
-
 // Pair returns the two ends of a handoff: the agent keeps agent and reads
 // the listener from it with [ReceiveListener]; child goes to the sandbox
-// as the descriptor [HookArgs] names (an exec.Cmd's ExtraFiles), and the
+// as the descriptor the hook's command line names (package hook's Args) (an exec.Cmd's ExtraFiles), and the
 // agent closes its own copy of child once the sandbox has started.
 func Pair() (agent *net.UnixConn, child *os.File, err error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)

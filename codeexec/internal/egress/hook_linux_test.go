@@ -78,7 +78,7 @@ func runSandboxed(t testing.TB, entries []string, script string, behind bool) sa
 	// The sandbox's rlimits (codeexec's defaults) apply to the hook too.
 	args = append(args, "--", "prlimit", "--core=0", "--as=2147483648", "--nproc=256", "--fsize=134217728", "--cpu=120", "--")
 	if behind {
-		args = append(args, HookArgs(hookExe, hookFD, InsidePort)...)
+		args = append(args, hook.Args(hookExe, hookFD, InsidePort)...)
 	}
 	args = append(args, "/bin/sh", "-c", script)
 
