@@ -35,6 +35,9 @@ import (
 // runCgroupPrefix starts the name of every run cgroup.
 const runCgroupPrefix = "adkskills-run-"
 
+// ownRunCgroupPrefix starts the name of every run cgroup of this process.
+var ownRunCgroupPrefix = runCgroupPrefix + strconv.Itoa(os.Getpid()) + "-"
+
 // cgroupHost is where run cgroups are made: a directory in the memory and
 // one in the pids hierarchy (the same one under v2).
 type cgroupHost struct {
@@ -61,18 +64,24 @@ func RunCgroups() []string {
 		return nil
 	}
 	var names []string
-	for _, dir := range []string{h.mem, h.pids} {
+	for _, dir := range h.parents() {
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), runCgroupPrefix+strconv.Itoa(os.Getpid())+"-") {
+			if strings.HasPrefix(e.Name(), ownRunCgroupPrefix) {
 				names = append(names, filepath.Join(dir, e.Name()))
 			}
 		}
-		if h.v2 {
-			break // mem and pids are one directory
-		}
 	}
 	return names
+}
+
+// parents are the directories run cgroups are made in: the memory one and,
+// under v1, the pids one (under v2 they are the same).
+func (h *cgroupHost) parents() []string {
+	if h.v2 {
+		return []string{h.mem}
+	}
+	return []string{h.mem, h.pids}
 }
 
 // CgroupReport says how this host bounds a run's memory and processes: the
@@ -192,10 +201,10 @@ type runCgroup struct {
 func (h *cgroupHost) create(memBytes int64, procs int) (*runCgroup, error) {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	name := runCgroupPrefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b)
-	g := &runCgroup{v2: h.v2, dirs: []string{filepath.Join(h.mem, name)}, memBytes: memBytes}
-	if !h.v2 {
-		g.dirs = append(g.dirs, filepath.Join(h.pids, name))
+	name := ownRunCgroupPrefix + hex.EncodeToString(b)
+	g := &runCgroup{v2: h.v2, memBytes: memBytes}
+	for _, p := range h.parents() {
+		g.dirs = append(g.dirs, filepath.Join(p, name))
 	}
 	for _, d := range g.dirs {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -300,7 +309,7 @@ func (g *runCgroup) remove() {
 
 // sweep removes the run cgroups of agents that are dead.
 func (h *cgroupHost) sweep() {
-	for _, parent := range []string{h.mem, h.pids} {
+	for _, parent := range h.parents() {
 		entries, _ := os.ReadDir(parent)
 		for _, e := range entries {
 			rest, ok := strings.CutPrefix(e.Name(), runCgroupPrefix)
@@ -312,9 +321,6 @@ func (h *cgroupHost) sweep() {
 				g := &runCgroup{v2: h.v2, dirs: []string{filepath.Join(parent, e.Name())}}
 				g.remove()
 			}
-		}
-		if h.v2 {
-			return
 		}
 	}
 }

@@ -171,7 +171,7 @@ func TestBoundedRunInCgroup(t *testing.T) {
 			name = filepath.Base(p)
 		}
 	}
-	if !strings.HasPrefix(name, runCgroupPrefix+strconv.Itoa(os.Getpid())+"-") {
+	if !strings.HasPrefix(name, ownRunCgroupPrefix) {
 		t.Fatalf("the run's memory cgroup is %q, want a run cgroup of this process's:\n%s", name, o.res.Stdout.Text)
 	}
 	if !slices.ContainsFunc(listed, func(dir string) bool { return filepath.Base(dir) == name }) {

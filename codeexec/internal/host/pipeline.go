@@ -277,11 +277,17 @@ func (st *stagedRun) close(cfg *Config) {
 }
 
 // takeCgroup returns the run cgroup made beside the staging, if any, once
-// made, and has it removed with the workspace (after Execute returned:
-// the run has killed what it held by then).
+// made, with its removal set (see removeWithWorkspace).
 func (st *stagedRun) takeCgroup() *runCgroup {
 	cg := st.cg.take()
 	st.cg = nil
+	return st.removeWithWorkspace(cg)
+}
+
+// removeWithWorkspace has the run cgroup cg (nil: none) removed with the
+// run's workspace, after Execute returned (the run has killed what it held
+// by then), and returns it.
+func (st *stagedRun) removeWithWorkspace(cg *runCgroup) *runCgroup {
 	if cg != nil {
 		st.ws.OnRemove(cg.remove)
 	}
@@ -393,11 +399,8 @@ func (st *stagedRun) runPrepared(ctx context.Context, cfg *Config, l Launcher, r
 	st.pr = nil
 	runCtx, cancel := context.WithTimeout(ctx, st.lim.Timeout)
 	defer cancel()
-	cg := pr.cg
-	if cg != nil {
-		pr.cg = nil
-		st.ws.OnRemove(cg.remove)
-	}
+	cg := st.removeWithWorkspace(pr.cg)
+	pr.cg = nil
 	res, err := runPrepared(runCtx, pr, cg, req.Stdin, st.lim.MaxOutputChars, cfg.waitDelayOrDefault())
 	pr.closeOurs()
 	return st.finish(l, req, in, res, err, cg)
