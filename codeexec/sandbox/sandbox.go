@@ -146,8 +146,9 @@ func DefaultProbeCache() string {
 // the next runs (default 1; 0 turns them off; negative is invalid): the
 // whole chain of helpers up to the script, its workspace bound and its
 // uid leased, made once a run is over (beside the run when runs come back
-// to back), released after an idle 30 s and by Close. Each serves one run. docs/limits.md says what one holds and which
-// runs start a sandbox the usual way instead.
+// to back), released after an idle 30 s and by Close. Each serves one
+// run. docs/limits.md says what one holds and which runs start a sandbox
+// the usual way instead.
 func WithPrepared(n int) Option {
 	return func(s *Executor) {
 		if n < 0 {

@@ -56,22 +56,23 @@ var errNotForWaiter = errors.New("the run cannot be handed to a prepared sandbox
 // it executes env -i (at the host path envPath) with env and argv, one
 // program more to start.
 func program(envPath string, exact bool, dir string, argv, env []string) (string, error) {
-	if len(argv) == 0 || strings.Contains(argv[0], "=") || slices.ContainsFunc(slices.Concat(argv, env, []string{dir, envPath}), hasNUL) {
+	if len(argv) == 0 || strings.Contains(argv[0], "=") || hasNUL(dir) || hasNUL(envPath) ||
+		slices.ContainsFunc(argv, hasNUL) || slices.ContainsFunc(env, hasNUL) {
 		return "", errNotForWaiter
 	}
-	names := make([]string, len(env))
-	for i, kv := range env {
+	plain := exact // every name a plain shell variable's
+	for _, kv := range env {
 		k, _, ok := strings.Cut(kv, "=")
 		if !ok || k == "" || k[0] == '-' {
 			return "", errNotForWaiter
 		}
-		names[i] = k
+		plain = plain && !notPlainVariable(k)
 	}
 	var b strings.Builder
 	b.WriteString("exec " + strconv.Itoa(goFD) + "<&- || exit 126\ncd -P ")
 	b.WriteString(shellWord(dir))
 	b.WriteString(" || exit 126\n")
-	if exact && !slices.ContainsFunc(names, notPlainVariable) {
+	if plain {
 		b.WriteString("unset OLDPWD PWD\n") // cd's, and exported
 		for _, kv := range env {
 			b.WriteString("export " + shellWord(kv) + "\n")
