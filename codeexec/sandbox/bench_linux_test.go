@@ -267,6 +267,20 @@ func openFDs() int {
 	return len(entries)
 }
 
+// fdTargets counts this process's open descriptors by what they are open
+// on (their /proc/self/fd links: "pipe:[1234]", "anon_inode:[pidfd]", a
+// path).
+func fdTargets() map[string]int {
+	entries, _ := os.ReadDir("/proc/self/fd")
+	m := map[string]int{}
+	for _, e := range entries {
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil {
+			m[target]++
+		}
+	}
+	return m
+}
+
 // chainUsage counts pid and its descendants and sums their proportional
 // set sizes, in KiB.
 func chainUsage(pid int) (procs int, pssKiB int64) {
